@@ -1,0 +1,159 @@
+//===- SPMDDialect.cpp - spmd dialect -------------------------------------===//
+
+#include "dialects/spmd/SPMDOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+using namespace mlir;
+using namespace spmd;
+
+#include "dialects/spmd/SPMDDialect.cpp.inc"
+
+void SPMDDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/spmd/SPMDOps.cpp.inc"
+      >();
+}
+
+ReductionKind spmd::toReductionKind(::spmd::ReduceKind kind) {
+  switch (kind) {
+  case ::spmd::ReduceKind::Sum:
+    return ReductionKind::sum;
+  case ::spmd::ReduceKind::Avg:
+    return ReductionKind::avg;
+  case ::spmd::ReduceKind::Max:
+    return ReductionKind::max;
+  case ::spmd::ReduceKind::Min:
+    return ReductionKind::min;
+  }
+  llvm_unreachable("unknown reduce kind");
+}
+
+::spmd::ReduceKind spmd::toReduceKind(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::sum:
+    return ::spmd::ReduceKind::Sum;
+  case ReductionKind::avg:
+    return ::spmd::ReduceKind::Avg;
+  case ReductionKind::max:
+    return ::spmd::ReduceKind::Max;
+  case ReductionKind::min:
+    return ::spmd::ReduceKind::Min;
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
+                              SymbolTableCollection *symbolTable) {
+  Operation *found =
+      symbolTable ? symbolTable->lookupNearestSymbolFrom(from, name)
+                  : SymbolTable::lookupNearestSymbolFrom(from, name);
+  auto mesh = dyn_cast_or_null<MeshOp>(found);
+  if (!mesh) {
+    if (found)
+      from->emitError() << "symbol " << name << " is not an spmd.mesh";
+    else
+      from->emitError() << "unknown mesh " << name;
+  }
+  return mesh;
+}
+
+LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
+                                       Type type, StringRef what,
+                                       SymbolTableCollection *symbolTable) {
+  int64_t rank = -1;
+  if (type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return anchor->emitError()
+             << "layout " << layout << " on " << what
+             << " needs a ranked tensor, but it has type " << type;
+    rank = tensor.getRank();
+  }
+  MeshOp mesh = lookupMesh(anchor, layout.getMesh(), symbolTable);
+  if (!mesh)
+    return failure();
+  std::string error = layout.toLayout().validate(mesh.toMesh(), rank);
+  if (!error.empty())
+    return anchor->emitError() << "invalid layout " << layout << " on " << what
+                               << ": " << error;
+  return success();
+}
+
+/// Verifies a `spmd.layout` attribute attached to an argument or result.
+static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
+                                           Type type, StringRef what) {
+  if (attr.getName() != SPMDDialect::kLayoutAttrName)
+    return op->emitError() << "unknown spmd attribute '" << attr.getName()
+                           << "' on " << what << "; expected '"
+                           << SPMDDialect::kLayoutAttrName << "'";
+  auto layout = dyn_cast<LayoutAttr>(attr.getValue());
+  if (!layout)
+    return op->emitError() << "'" << SPMDDialect::kLayoutAttrName << "' on "
+                           << what << " must be a #spmd.layout, got "
+                           << attr.getValue();
+  return verifyLayout(op, layout, type, what);
+}
+
+LogicalResult SPMDDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  Type type;
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    type = fn.getArgumentTypes()[argIndex];
+  else if (regionIndex < op->getNumRegions() &&
+           !op->getRegion(regionIndex).empty())
+    type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  return verifyValueLayoutAttr(op, attr, type,
+                               "argument " + std::to_string(argIndex));
+}
+
+LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  Type type;
+  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+    type = fn.getResultTypes()[resultIndex];
+  return verifyValueLayoutAttr(op, attr, type,
+                               "result " + std::to_string(resultIndex));
+}
+
+LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  // `spmd.layout` on an op gives the layout of each of its results: one
+  // #spmd.layout for a single result, or an array with one per result.
+  if (attr.getName() != kLayoutAttrName)
+    return op->emitError() << "unknown spmd attribute '" << attr.getName()
+                           << "'";
+  SmallVector<LayoutAttr> layouts;
+  if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
+    layouts.push_back(single);
+  } else if (auto array = dyn_cast<ArrayAttr>(attr.getValue())) {
+    for (Attribute a : array) {
+      auto layout = dyn_cast<LayoutAttr>(a);
+      if (!layout)
+        return op->emitError() << "'" << kLayoutAttrName
+                               << "' must hold #spmd.layout attributes, got "
+                               << a;
+      layouts.push_back(layout);
+    }
+  } else {
+    return op->emitError() << "'" << kLayoutAttrName
+                           << "' must be a #spmd.layout or an array of them";
+  }
+  if (layouts.size() != op->getNumResults())
+    return op->emitError() << "'" << kLayoutAttrName << "' has "
+                           << layouts.size() << " layouts for "
+                           << op->getNumResults() << " results";
+  for (auto [i, layout] : llvm::enumerate(layouts))
+    if (failed(verifyLayout(op, layout, op->getResult(i).getType(),
+                            "result " + std::to_string(i))))
+      return failure();
+  return success();
+}

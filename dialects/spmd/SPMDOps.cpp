@@ -1,0 +1,307 @@
+//===- SPMDOps.cpp - spmd operations --------------------------------------===//
+
+#include "dialects/spmd/SPMDOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace spmd;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `["dp"=2, "tp"=4]`
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameAttrs;
+  SmallVector<int64_t> sizeValues;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&] {
+        std::string name;
+        int64_t size;
+        if (parser.parseString(&name) || parser.parseEqual() ||
+            parser.parseInteger(size))
+          return failure();
+        nameAttrs.push_back(parser.getBuilder().getStringAttr(name));
+        sizeValues.push_back(size);
+        return success();
+      }))
+    return failure();
+  names = parser.getBuilder().getArrayAttr(nameAttrs);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeValues);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, Operation *, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printer << "[";
+  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()), printer,
+                        [&](auto pair) {
+                          printer << std::get<0>(pair) << "="
+                                  << std::get<1>(pair);
+                        });
+  printer << "]";
+}
+
+/// `#spmd.layout<...> : type`, the layout written out in full as users read
+/// it, then the value's type.
+static ParseResult parseLayoutAndType(OpAsmParser &parser, LayoutAttr &layout,
+                                      Type &type) {
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  (void)spmd::detail::takeTrailingLayoutType();
+  if (parser.parseAttribute(attr))
+    return failure();
+  layout = dyn_cast<LayoutAttr>(attr);
+  if (!layout)
+    return parser.emitError(loc, "expected a #spmd.layout, got ") << attr;
+  // The parser has usually consumed the `: type` already.
+  type = spmd::detail::takeTrailingLayoutType();
+  if (!type && (parser.parseColon() || parser.parseType(type)))
+    return failure();
+  return success();
+}
+
+static void printLayoutAndType(OpAsmPrinter &printer, Operation *,
+                               LayoutAttr layout, Type type) {
+  printer.printAttribute(layout);
+  printer << " : " << type;
+}
+
+#define GET_OP_CLASSES
+#include "dialects/spmd/SPMDOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+::spmd::Mesh MeshOp::toMesh() {
+  ::spmd::Mesh mesh;
+  for (Attribute name : getAxisNames())
+    mesh.axisNames.push_back(cast<StringAttr>(name).str());
+  mesh.axisSizes.assign(getAxisSizes().begin(), getAxisSizes().end());
+  return mesh;
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t n = 1;
+  for (int64_t s : getAxisSizes())
+    n *= s;
+  return n;
+}
+
+std::optional<int64_t> MeshOp::getAxisIndex(StringRef name) {
+  for (auto [i, attr] : llvm::enumerate(getAxisNames()))
+    if (cast<StringAttr>(attr).getValue() == name)
+      return static_cast<int64_t>(i);
+  return std::nullopt;
+}
+
+LogicalResult MeshOp::verify() {
+  std::string error = toMesh().validate();
+  if (!error.empty())
+    return emitOpError() << error;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstrainOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstrainOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyLayout(*this, getLayout(), getType(), "the constrained value",
+                      &tables);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What every collective shares: the mesh, the axes of its group and the
+/// group size, resolved and checked.
+struct GroupInfo {
+  MeshOp mesh;
+  SmallVector<int64_t> axes;
+  int64_t size = 1;
+};
+} // namespace
+
+static FailureOr<GroupInfo> verifyGroup(Operation *op, FlatSymbolRefAttr name,
+                                        ArrayAttr axisNames,
+                                        SymbolTableCollection &tables) {
+  GroupInfo info;
+  Operation *found = tables.lookupNearestSymbolFrom(op, name);
+  info.mesh = dyn_cast_or_null<MeshOp>(found);
+  if (!info.mesh)
+    return op->emitOpError() << (found ? "symbol " : "names unknown mesh ")
+                             << name << (found ? " is not an spmd.mesh" : "");
+  if (axisNames.empty())
+    return op->emitOpError() << "needs at least one mesh axis";
+  llvm::StringSet<> seen;
+  for (Attribute attr : axisNames) {
+    StringRef axis = cast<StringAttr>(attr).getValue();
+    std::optional<int64_t> index = info.mesh.getAxisIndex(axis);
+    if (!index)
+      return op->emitOpError() << "mesh " << name << " has no axis named '"
+                               << axis << "'";
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
+    info.axes.push_back(*index);
+    info.size *= info.mesh.getAxisSizes()[*index];
+  }
+  return info;
+}
+
+static SmallVector<int64_t> axisIndices(MeshOp mesh, ArrayAttr axisNames) {
+  SmallVector<int64_t> axes;
+  for (Attribute attr : axisNames)
+    axes.push_back(*mesh.getAxisIndex(cast<StringAttr>(attr).getValue()));
+  return axes;
+}
+
+/// Checks element type and rank agree and `dims` are in range.
+static LogicalResult verifySameRankAndElement(Operation *op,
+                                              RankedTensorType in,
+                                              RankedTensorType out,
+                                              ArrayRef<int64_t> dims) {
+  if (in.getElementType() != out.getElementType())
+    return op->emitOpError() << "changes the element type from "
+                             << in.getElementType() << " to "
+                             << out.getElementType();
+  if (in.getRank() != out.getRank())
+    return op->emitOpError() << "changes the rank from " << in.getRank()
+                             << " to " << out.getRank();
+  for (int64_t dim : dims)
+    if (dim < 0 || dim >= in.getRank())
+      return op->emitOpError() << "dim " << dim << " is out of range for a rank-"
+                               << in.getRank() << " tensor";
+  return success();
+}
+
+/// How one dim changes under a collective over a group of `k` devices.
+enum class DimRule {
+  Same,   // untouched: sizes agree
+  Gather, // every member's piece concatenated: out = in * k
+  Split,  // torch.chunk of in: out = in / k, dynamic if uneven
+};
+
+static LogicalResult verifyDim(Operation *op, int64_t dim, int64_t in,
+                               int64_t out, DimRule rule, int64_t k) {
+  if (ShapedType::isDynamic(in) || ShapedType::isDynamic(out))
+    return success();
+  switch (rule) {
+  case DimRule::Same:
+    if (in != out)
+      return op->emitOpError() << "dim " << dim << " changes from " << in
+                               << " to " << out;
+    return success();
+  case DimRule::Gather:
+    if (out != in * k)
+      return op->emitOpError()
+             << "gathers " << k << " pieces of size " << in << " along dim "
+             << dim << " into " << out << "; expected " << in * k;
+    return success();
+  case DimRule::Split:
+    if (in % k != 0)
+      return op->emitOpError()
+             << "splits dim " << dim << " of size " << in << " into " << k
+             << " uneven chunks, so the result dim must be dynamic ('?')";
+    if (out != in / k)
+      return op->emitOpError() << "splits dim " << dim << " of size " << in
+                               << " into " << k << " chunks of " << in / k
+                               << ", not " << out;
+    return success();
+  }
+  llvm_unreachable("unknown dim rule");
+}
+
+/// Verifies a collective whose dims follow `rules` (one per dim).
+static LogicalResult verifyShapes(Operation *op, RankedTensorType in,
+                                  RankedTensorType out, int64_t k,
+                                  ArrayRef<DimRule> rules) {
+  for (int64_t d = 0; d < in.getRank(); ++d)
+    if (failed(verifyDim(op, d, in.getDimSize(d), out.getDimSize(d), rules[d],
+                         k)))
+      return failure();
+  return success();
+}
+
+static SmallVector<DimRule> rulesWith(int64_t rank,
+                                      ArrayRef<std::pair<int64_t, DimRule>> set) {
+  SmallVector<DimRule> rules(rank, DimRule::Same);
+  for (auto [dim, rule] : set)
+    rules[dim] = rule;
+  return rules;
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<GroupInfo> group =
+      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  if (failed(group))
+    return failure();
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(verifySameRankAndElement(*this, in, out, {getDim()})))
+    return failure();
+  return verifyShapes(*this, in, out, group->size,
+                      rulesWith(in.getRank(), {{getDim(), DimRule::Gather}}));
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<GroupInfo> group =
+      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  if (failed(group))
+    return failure();
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(verifySameRankAndElement(*this, in, out, {getDim()})))
+    return failure();
+  return verifyShapes(*this, in, out, group->size,
+                      rulesWith(in.getRank(), {{getDim(), DimRule::Split}}));
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<GroupInfo> group =
+      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  if (failed(group))
+    return failure();
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(verifySameRankAndElement(*this, in, out,
+                                      {getSplitDim(), getConcatDim()})))
+    return failure();
+  if (getSplitDim() == getConcatDim())
+    return emitOpError() << "splits and concatenates the same dim "
+                         << getSplitDim() << "; that is no layout change";
+  return verifyShapes(*this, in, out, group->size,
+                      rulesWith(in.getRank(), {{getSplitDim(), DimRule::Split},
+                                               {getConcatDim(),
+                                                DimRule::Gather}}));
+}
+
+LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
+  FailureOr<GroupInfo> group =
+      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  if (failed(group))
+    return failure();
+  auto in = getInput().getType(), out = getResult().getType();
+  if (failed(verifySameRankAndElement(*this, in, out, {getDim()})))
+    return failure();
+  return verifyShapes(*this, in, out, group->size,
+                      rulesWith(in.getRank(), {{getDim(), DimRule::Split}}));
+}
+
+#define DEFINE_MESH_AXIS_INDICES(Op)                                           \
+  SmallVector<int64_t> Op::getMeshAxisIndices(MeshOp mesh) {                   \
+    return axisIndices(mesh, getMeshAxes());                                   \
+  }
+DEFINE_MESH_AXIS_INDICES(AllGatherOp)
+DEFINE_MESH_AXIS_INDICES(AllReduceOp)
+DEFINE_MESH_AXIS_INDICES(ReduceScatterOp)
+DEFINE_MESH_AXIS_INDICES(AllToAllOp)
+DEFINE_MESH_AXIS_INDICES(ShardOp)
+#undef DEFINE_MESH_AXIS_INDICES

@@ -1,0 +1,173 @@
+//===- SPMDOps.td - spmd operations ------------------------*- tablegen -*-===//
+
+#ifndef SPMD_OPS_TD
+#define SPMD_OPS_TD
+
+include "dialects/spmd/SPMDBase.td"
+include "dialects/spmd/SPMDAttrs.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class SPMD_Op<string mnemonic, list<Trait> traits = []>
+    : Op<SPMD_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Mesh and layouts of global programs
+//===----------------------------------------------------------------------===//
+
+def SPMD_MeshOp : SPMD_Op<"mesh", [Symbol]> {
+  let summary = "a named N-D device mesh";
+  let description = [{
+    Declares a mesh of devices with named axes. Devices are numbered
+    row-major over the axes.
+
+    ```mlir
+    spmd.mesh @mesh ["dp"=2, "tp"=4]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$axis_sizes);
+  let assemblyFormat = [{
+    $sym_name custom<MeshAxes>($axis_names, $axis_sizes) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The plain C++ mesh the runtime and layout arithmetic use.
+    ::spmd::Mesh toMesh();
+    int64_t getNumDevices();
+    /// Index of the axis named `name`, or nullopt.
+    std::optional<int64_t> getAxisIndex(::llvm::StringRef name);
+  }];
+}
+
+def SPMD_ConstrainOp : SPMD_Op<"constrain", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "pin the layout of a global value at this point";
+  let description = [{
+    The result is the input, with the given layout. Propagation never
+    overrides it; partitioning inserts the communication needed to get there.
+
+    ```mlir
+    %c = spmd.constrain %v to #spmd.layout<@mesh, [R, S(0)]> : tensor<13x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, SPMD_LayoutAttr:$layout);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `to` custom<LayoutAndType>($layout, type($result)) attr-dict
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Explicit collectives of local programs
+//===----------------------------------------------------------------------===//
+
+class SPMD_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : SPMD_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+  code extraCollectiveDecls = [{
+    /// Indices of `mesh_axes` in `mesh`, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
+  }];
+  let extraClassDeclaration = extraCollectiveDecls;
+}
+
+def SPMD_AllGatherOp : SPMD_CollectiveOp<"all_gather"> {
+  let summary = "concatenate the group's local tensors along a dim";
+  let description = [{
+    The group is every device that shares all mesh coordinates except those
+    on `mesh_axes`; it is ordered row-major over `mesh_axes` as listed. The
+    result is the concatenation, in group order, of every member's input
+    along `dim`. Members may contribute different sizes (uneven shards); a
+    dynamic dim then holds this device's size.
+
+    ```mlir
+    %g = spmd.all_gather %x on @mesh ["tp"] dim 0 : tensor<?x16xf32> -> tensor<13x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def SPMD_AllReduceOp : SPMD_CollectiveOp<"all_reduce",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "element-wise reduction over the group, result on every member";
+  let description = [{
+    ```mlir
+    %r = spmd.all_reduce %x on @mesh ["tp"] sum : tensor<13x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, SPMD_ReductionKind:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes $kind attr-dict `:` type($result)
+  }];
+}
+
+def SPMD_ReduceScatterOp : SPMD_CollectiveOp<"reduce_scatter"> {
+  let summary = "element-wise reduction over the group, each member keeps its chunk";
+  let description = [{
+    Reduces the (equally shaped) inputs of the group and gives member `i` the
+    torch.chunk `i` of the result along `dim`. When the chunks differ in size
+    the result dim is dynamic.
+
+    ```mlir
+    %s = spmd.reduce_scatter %x on @mesh ["tp"] dim 0 sum : tensor<16x32xf32> -> tensor<4x32xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, I64Attr:$dim,
+                       SPMD_ReductionKind:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes `dim` $dim $kind attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+def SPMD_AllToAllOp : SPMD_CollectiveOp<"all_to_all"> {
+  let summary = "split along one dim, exchange, concatenate along another";
+  let description = [{
+    Member `i` splits its input into torch.chunks along `split_dim`, sends
+    chunk `j` to member `j`, and concatenates what it receives in group order
+    along `concat_dim`.
+
+    ```mlir
+    %a = spmd.all_to_all %x on @mesh ["tp"] split 1 concat 0 : tensor<4x16xf32> -> tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, I64Attr:$split_dim,
+                       I64Attr:$concat_dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes `split` $split_dim `concat` $concat_dim attr-dict
+    `:` type($input) `->` type($result)
+  }];
+}
+
+def SPMD_ShardOp : SPMD_CollectiveOp<"shard"> {
+  let summary = "this device's chunk of a group-replicated tensor (no communication)";
+  let description = [{
+    Takes torch.chunk `i` along `dim`, where `i` is this device's index in the
+    group over `mesh_axes`. Local: nothing is sent.
+
+    ```mlir
+    %l = spmd.shard %x on @mesh ["tp"] dim 0 : tensor<13x16xf32> -> tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes `dim` $dim attr-dict `:` type($input) `->` type($result)
+  }];
+}
+
+#endif // SPMD_OPS_TD

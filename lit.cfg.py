@@ -1,0 +1,19 @@
+# lit configuration for spmd. The generated build/test/lit.site.cfg.py sets
+# the paths and loads this file.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "spmd"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.site.cfg.py.in", "unit", "Inputs"]
+config.test_source_root = os.path.join(config.spmd_src_root, "test")
+config.test_exec_root = os.path.join(config.spmd_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.spmd_tools_dir, append_path=False)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+config.substitutions.append(("%spmd_src", config.spmd_src_root))
+config.substitutions.append(("%python", "/usr/bin/python3"))

@@ -1,0 +1,21 @@
+//===- Passes.h - spmd passes -----------------------------------*- C++ -*-===//
+
+#ifndef SPMD_PASSES_PASSES_H
+#define SPMD_PASSES_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace spmd {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// Registers every pass and pipeline of the project.
+void registerAllSPMDPasses();
+
+} // namespace spmd
+
+#endif // SPMD_PASSES_PASSES_H

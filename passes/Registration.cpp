@@ -1,0 +1,5 @@
+//===- Registration.cpp - register spmd passes and pipelines --------------===//
+
+#include "passes/Passes.h"
+
+void spmd::registerAllSPMDPasses() { registerSPMDPasses(); }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# spmd's one entry point: takes a fresh Debian 12 machine to a built tree and
+# runs what is asked. Idempotent: installed packages and a configured build
+# are reused.
+#
+#   ./setup.sh          install dependencies and build
+#   ./setup.sh run      ... then run the main example
+#   ./setup.sh test     ... then run every test (lit + GoogleTest) via ctest
+#
+# SPMD_BUILD_DIR picks the build folder (default: ./build).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${SPMD_BUILD_DIR:-$root/build}
+jobs=${SPMD_JOBS:-$(nproc)}
+
+# Debian packages the build and the tests need.
+packages=(
+  cmake ninja-build g++ python3 git
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libgtest-dev
+)
+
+install_deps() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  fi
+  cmake --build "$build" -j "$jobs"
+}
+
+run_main() {
+  "$build/bin/spmd-opt" "$root/examples/megatron_mlp.mlir"
+}
+
+run_tests() {
+  ctest --test-dir "$build" --output-on-failure -j "$jobs"
+}
+
+install_deps
+configure_and_build
+case "${1:-build}" in
+build) ;;
+run) run_main ;;
+test) run_tests ;;
+*)
+  echo "usage: $0 [build|run|test]" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,28 @@
+//===- spmd-opt.cpp - the spmd pass driver --------------------------------===//
+//
+// mlir-opt with the spmd dialect and passes: every upstream dialect, pass and
+// option (--pass-pipeline, --split-input-file, --verify-diagnostics, ...)
+// works as users know it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/spmd/SPMDOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<spmd::SPMDDialect>();
+  mlir::registerAllPasses();
+  spmd::registerAllSPMDPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "spmd optimizer driver: SPMD layouts and partitioning\n",
+      registry));
+}
