@@ -19,6 +19,8 @@ packages=(
   cmake ninja-build g++ python3 git
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
+  libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
+  python3-numpy python3-torch
 )
 
 install_deps() {
