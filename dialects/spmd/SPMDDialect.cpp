@@ -88,8 +88,8 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
 static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
                                            Type type, StringRef what) {
   if (attr.getName() != SPMDDialect::kLayoutAttrName)
-    return op->emitError() << "unknown spmd attribute '" << attr.getName()
-                           << "' on " << what << "; expected '"
+    return op->emitError() << "unknown spmd attribute '"
+                           << attr.getName().getValue() << "' on " << what << "; expected '"
                            << SPMDDialect::kLayoutAttrName << "'";
   auto layout = dyn_cast<LayoutAttr>(attr.getValue());
   if (!layout)
@@ -129,8 +129,8 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
   // `spmd.layout` on an op gives the layout of each of its results: one
   // #spmd.layout for a single result, or an array with one per result.
   if (attr.getName() != kLayoutAttrName)
-    return op->emitError() << "unknown spmd attribute '" << attr.getName()
-                           << "'";
+    return op->emitError() << "unknown spmd attribute '"
+                           << attr.getName().getValue() << "'";
   SmallVector<LayoutAttr> layouts;
   if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
     layouts.push_back(single);
