@@ -59,7 +59,8 @@ TEST_F(DialectTest, MeshOpAndLayoutVerification) {
   EXPECT_EQ(meshOp.getAxisIndex("pp"), std::nullopt);
 
   auto fn = *module->getOps<func::FuncOp>().begin();
-  auto layout = fn.getArgAttrOfType<LayoutAttr>(0, SPMDDialect::kLayoutAttrName);
+  auto layout =
+      fn.getArgAttrOfType<LayoutAttr>(0, SPMDDialect::kLayoutAttrName);
   ASSERT_TRUE(layout);
   EXPECT_TRUE(succeeded(
       verifyLayout(fn, layout, fn.getArgumentTypes()[0], "argument 0")));
