@@ -10,4 +10,61 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SPMDDedupCollectives : Pass<"spmd-dedup-collectives"> {
+  let summary = "Remove redundant collectives of local programs";
+  let description = [{
+    Works on the explicit collectives of a local program, to a fixpoint:
+
+    * Identical collectives (same op, operand, mesh, axes in the same order,
+      dims / reduction kind and result type) become one: the first in program
+      order is kept when it dominates every use of the later one. Each use of
+      a partial gradient would otherwise reduce it again. This does not rely
+      on CSE, so it stays right if collectives stop being side-effect free.
+    * Gather-then-slice round trips are removed:
+      `spmd.shard(spmd.all_gather(x, A, d), A, d)` becomes `x`, and
+      `all_to_all(all_to_all(x, A, split s, concat c), A, split c, concat s)`
+      becomes `x`, when the mesh and the axes (in order) agree and the final
+      type equals the type of `x`. With a dynamic dim this relies on the
+      local-program convention that a dynamic dim holds torch.chunk pieces.
+    * `spmd.shard(spmd.all_reduce(x, A, kind), A, d)` becomes
+      `spmd.reduce_scatter(x, A, d, kind)` when the all_reduce has no other
+      use (otherwise both stay: no communication is duplicated).
+
+    Collectives left without uses by these rewrites are erased; others are
+    left alone. All ranks run the same program, so every rank removes the
+    same collectives.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
+def SPMDCommReport : Pass<"spmd-comm-report", "::mlir::ModuleOp"> {
+  let summary = "Report the collectives of local programs as JSON";
+  let description = [{
+    Writes, per function, the collectives in program order (a static count:
+    a collective inside a loop body is listed once) with their kind, mesh,
+    axes, group size, reduction kind, dims, element type, local input and
+    result shapes (`null` for a dynamic dim) and the bytes each rank sends
+    under the standard ring algorithms, for a group of `k` ranks:
+    all_gather `(k-1) * in`, all_reduce `2(k-1)/k * in`, reduce_scatter
+    `(k-1)/k * in`, all_to_all `(k-1)/k * in`, shard `0`, where `in` is the
+    byte size of the local input.
+
+    A collective with a dynamic dim gets `"dynamic": true`. If the formula's
+    input size is not static, `"bytes"` is `null` and `"bytes_upper_bound"`
+    bounds it where the op's static dims allow (a dynamic dim gathered into
+    a static dim of size `n` over `k` ranks holds at most `ceil(n/k)`, as
+    torch.chunk gives; a dynamic dim split into static chunks of `m` at most
+    `k*m`), else `null`. Totals per function (count, bytes and, where some
+    bytes are unknown, the upper bound) are given by kind, by the joined
+    axes of each op per mesh (a collective over `dp` and `tp` counts once
+    under "dp,tp"), and per single axis for the collectives over one axis.
+
+    The JSON goes to the file named by `out`, else to stdout.
+  }];
+  let options = [
+    Option<"out", "out", "std::string", /*default=*/"\"\"",
+           "File to write the JSON report to (default: stdout)">
+  ];
+}
+
 #endif // SPMD_PASSES_TD
