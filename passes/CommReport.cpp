@@ -47,6 +47,9 @@ struct Collective {
   StringRef kind;
   std::string mesh;
   SmallVector<std::string> axes;
+  /// The axes joined with ',' in mesh order: the same group of devices gives
+  /// the same key whatever order the op lists its axes in.
+  std::string groupKey;
   int64_t groupSize = 1;
   std::optional<ReductionKind> reduction;
   SmallVector<std::pair<StringRef, int64_t>> dims;
@@ -130,12 +133,12 @@ Bytes computeBytes(const Collective &c) {
       continue;
     }
     // torch.chunk pieces of n over k ranks hold at most ceil(n/k).
-    bound *= c.roles[i] == DimRole::Gathered ? llvm::divideCeil(out, k)
-                                             : out * k;
+    bound *=
+        c.roles[i] == DimRole::Gathered ? llvm::divideCeil(out, k) : out * k;
   }
   if (!c.input.hasStaticShape())
-    return {std::nullopt, bounded ? std::optional<double>(bound)
-                                  : std::nullopt};
+    return {std::nullopt,
+            bounded ? std::optional<double>(bound) : std::nullopt};
   return {exact, exact};
 }
 
@@ -151,8 +154,17 @@ void fillGroup(Collective &c, OpTy op, SymbolTableCollection &tables) {
       tables.lookupNearestSymbolFrom(op, op.getMeshAttr()));
   if (!mesh)
     return;
-  for (int64_t axis : op.getMeshAxisIndices(mesh))
+  SmallVector<int64_t> axes = op.getMeshAxisIndices(mesh);
+  for (int64_t axis : axes)
     c.groupSize *= mesh.getAxisSizes()[axis];
+  llvm::sort(axes);
+  c.groupKey =
+      llvm::join(llvm::map_range(
+                     axes,
+                     [&](int64_t axis) {
+                       return cast<StringAttr>(mesh.getAxisNames()[axis]).str();
+                     }),
+                 ",");
 }
 
 FailureOr<Collective> describe(Operation *op, SymbolTableCollection &tables) {
@@ -197,13 +209,28 @@ FailureOr<Collective> describe(Operation *op, SymbolTableCollection &tables) {
   return c;
 }
 
-void writeTally(json::OStream &j, const Tally &t) {
-  j.object([&] {
-    j.attribute("count", t.count);
-    j.attribute("bytes", t.allExact ? number(t.bytes) : json::Value(nullptr));
-    if (!t.allExact)
-      j.attribute("bytes_upper_bound",
-                  t.allBounded ? number(t.bound) : json::Value(nullptr));
+/// Writes what `write` emits as one compact line, so that every collective
+/// and every tally of the pretty-printed report is a line of its own.
+void writeCompact(json::OStream &out,
+                  llvm::function_ref<void(json::OStream &)> write) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  {
+    json::OStream j(os);
+    write(j);
+  }
+  out.rawValue(text);
+}
+
+void writeTally(json::OStream &out, const Tally &t) {
+  writeCompact(out, [&](json::OStream &j) {
+    j.object([&] {
+      j.attribute("count", t.count);
+      j.attribute("bytes", t.allExact ? number(t.bytes) : json::Value(nullptr));
+      if (!t.allExact)
+        j.attribute("bytes_upper_bound",
+                    t.allBounded ? number(t.bound) : json::Value(nullptr));
+    });
   });
 }
 
@@ -223,28 +250,30 @@ void writeNested(json::OStream &j, StringRef key,
   });
 }
 
-void writeCollective(json::OStream &j, const Collective &c) {
-  j.object([&] {
-    j.attribute("op", c.kind);
-    j.attribute("mesh", c.mesh);
-    j.attributeArray("axes", [&] {
-      for (const std::string &axis : c.axes)
-        j.value(axis);
+void writeCollective(json::OStream &out, const Collective &c) {
+  writeCompact(out, [&](json::OStream &j) {
+    j.object([&] {
+      j.attribute("op", c.kind);
+      j.attribute("mesh", c.mesh);
+      j.attributeArray("axes", [&] {
+        for (const std::string &axis : c.axes)
+          j.value(axis);
+      });
+      j.attribute("group_size", c.groupSize);
+      if (c.reduction)
+        j.attribute("reduction", stringifyReductionKind(*c.reduction));
+      for (auto [name, dim] : c.dims)
+        j.attribute(name, dim);
+      std::string element;
+      llvm::raw_string_ostream(element) << c.input.getElementType();
+      j.attribute("element_type", element);
+      j.attribute("input_shape", shape(c.input));
+      j.attribute("result_shape", shape(c.result));
+      j.attribute("dynamic", c.dynamic);
+      j.attribute("bytes", optionalNumber(c.bytes.exact));
+      if (!c.bytes.exact)
+        j.attribute("bytes_upper_bound", optionalNumber(c.bytes.bound));
     });
-    j.attribute("group_size", c.groupSize);
-    if (c.reduction)
-      j.attribute("reduction", stringifyReductionKind(*c.reduction));
-    for (auto [name, dim] : c.dims)
-      j.attribute(name, dim);
-    std::string element;
-    llvm::raw_string_ostream(element) << c.input.getElementType();
-    j.attribute("element_type", element);
-    j.attribute("input_shape", shape(c.input));
-    j.attribute("result_shape", shape(c.result));
-    j.attribute("dynamic", c.dynamic);
-    j.attribute("bytes", optionalNumber(c.bytes.exact));
-    if (!c.bytes.exact)
-      j.attribute("bytes_upper_bound", optionalNumber(c.bytes.bound));
   });
 }
 
@@ -270,7 +299,7 @@ LogicalResult writeFunction(json::OStream &j, FunctionOpInterface func,
   for (const Collective &c : collectives) {
     total.add(c.bytes);
     byKind[c.kind.str()].add(c.bytes);
-    byAxes[c.mesh][llvm::join(c.axes, ",")].add(c.bytes);
+    byAxes[c.mesh][c.groupKey].add(c.bytes);
     // A collective over several axes runs one ring over the joined group;
     // its bytes do not split per axis, so only single-axis ones count here.
     if (c.axes.size() == 1)
@@ -339,8 +368,9 @@ struct CommReportPass : spmd::impl::SPMDCommReportBase<CommReportPass> {
         error = file.error(), file.clear_error();
     }
     if (error) {
-      getOperation().emitError() << "spmd-comm-report: cannot write '" << out
-                                 << "': " << error.message();
+      // At the location only: the note with the whole module helps nobody.
+      emitError(getOperation().getLoc()) << "spmd-comm-report: cannot write '"
+                                         << out << "': " << error.message();
       signalPassFailure();
     }
   }

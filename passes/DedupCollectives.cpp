@@ -60,8 +60,7 @@ bool canReplace(DominanceInfo &dom, Operation *kept, Operation *dup) {
   });
 }
 
-template <typename OpA, typename OpB>
-bool sameGroup(OpA a, OpB b) {
+template <typename OpA, typename OpB> bool sameGroup(OpA a, OpB b) {
   // ArrayAttrs are uniqued: equal means the same axes in the same order.
   return a.getMeshAttr() == b.getMeshAttr() &&
          a.getMeshAxes() == b.getMeshAxes();

@@ -54,10 +54,14 @@ def SPMDCommReport : Pass<"spmd-comm-report", "::mlir::ModuleOp"> {
     bounds it where the op's static dims allow (a dynamic dim gathered into
     a static dim of size `n` over `k` ranks holds at most `ceil(n/k)`, as
     torch.chunk gives; a dynamic dim split into static chunks of `m` at most
-    `k*m`), else `null`. Totals per function (count, bytes and, where some
-    bytes are unknown, the upper bound) are given by kind, by the joined
-    axes of each op per mesh (a collective over `dp` and `tp` counts once
-    under "dp,tp"), and per single axis for the collectives over one axis.
+    `k*m`), else `null`. A collective whose formula input is static keeps
+    its exact bytes even if its result is dynamic (a reduce_scatter into
+    uneven chunks). Totals per function (count, bytes and, where some bytes
+    are unknown, the upper bound, `null` if some op has none) are given by
+    kind, per mesh by the joined axes of each op in mesh order (a collective
+    over `dp` and `tp` counts once under "dp,tp", whatever order it lists
+    them in), and per mesh and single axis for the collectives over one
+    axis (a ring over a joined group does not split its bytes per axis).
 
     The JSON goes to the file named by `out`, else to stdout.
   }];
