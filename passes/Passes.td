@@ -71,4 +71,34 @@ def SPMDCommReport : Pass<"spmd-comm-report", "::mlir::ModuleOp"> {
   ];
 }
 
+def SPMDBucketAllReduces : Pass<"spmd-bucket-all-reduces"> {
+  let summary = "Fuse small all_reduces into few large ones, under a size cap";
+  let description = [{
+    Gradients of a data-parallel step each get an all_reduce; many small ones
+    waste latency. Within each block, in program order, this pass groups
+    all_reduces with the same mesh, axes (in order), reduction kind and
+    element type into buckets of at most `cap-bytes` bytes (local input
+    bytes; 0 means no cap). An all_reduce joins the current bucket of its
+    kind when a position exists after the definitions of all the bucket's
+    operands and before the first use of any of its results; otherwise, or
+    when the cap would be exceeded, the bucket is closed and a new one
+    started. A bucket of two or more becomes: every operand flattened to 1-D
+    (`tensor.collapse_shape`), one `tensor.concat`, one all_reduce, and per
+    member a `tensor.extract_slice` and a `tensor.expand_shape` back to its
+    shape, all placed right after the last operand's definition so the
+    communication starts as early as the data allows. The choice depends
+    only on the program, so every rank makes the same one.
+
+    Left alone: all_reduces with a dynamic dim (their size differs between
+    ranks, so a concatenation would have rank-dependent offsets), with an
+    element type of unknown byte size, and those larger than the cap on
+    their own.
+  }];
+  let options = [
+    Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
+           "Largest bucket in bytes (default 25 MiB as PyTorch DDP; 0: no cap)">
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 #endif // SPMD_PASSES_TD
