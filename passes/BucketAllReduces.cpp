@@ -280,7 +280,7 @@ struct BucketAllReducesPass
     if (capBytes < 0) {
       emitError(getOperation()->getLoc())
           << "spmd-bucket-all-reduces: cap-bytes must be >= 0, got "
-          << capBytes;
+          << static_cast<int64_t>(capBytes);
       return signalPassFailure();
     }
     SmallVector<Block *> blocks;

@@ -3,6 +3,17 @@
 // RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=128 | FileCheck %s --check-prefix=CAP128
 // RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=192 | FileCheck %s --check-prefix=CAP192
 // RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=8 | FileCheck %s --check-prefix=CAP8
+// A second run finds nothing more to do.
+// RUN: spmd-opt %s -spmd-bucket-all-reduces | spmd-opt -spmd-bucket-all-reduces | FileCheck %s
+// The report sees one collective instead of five, with the same bytes:
+// 2(k-1)/k * 320 = 480.
+// RUN: spmd-opt %s -spmd-comm-report -o /dev/null | FileCheck %s --check-prefix=BEFORE
+// RUN: spmd-opt %s -spmd-bucket-all-reduces -spmd-comm-report -o /dev/null | FileCheck %s --check-prefix=AFTER
+// BEFORE: "count": 5,
+// BEFORE-NEXT: "bytes": 480,
+// AFTER: {"op":"all_reduce","mesh":"dp4","axes":["dp"],"group_size":4,"reduction":"avg","element_type":"f32","input_shape":[80],"result_shape":[80],"dynamic":false,"bytes":480}
+// AFTER: "count": 1,
+// AFTER-NEXT: "bytes": 480,
 
 // A data-parallel backward: five gradients of 64 bytes each, computed one
 // after the other, each averaged over "dp", and used by the optimizer at the
