@@ -85,9 +85,12 @@ def SPMDBucketAllReduces : Pass<"spmd-bucket-all-reduces"> {
     started. A bucket of two or more becomes: every operand flattened to 1-D
     (`tensor.collapse_shape`), one `tensor.concat`, one all_reduce, and per
     member a `tensor.extract_slice` and a `tensor.expand_shape` back to its
-    shape, all placed right after the last operand's definition so the
-    communication starts as early as the data allows. The choice depends
-    only on the program, so every rank makes the same one.
+    shape. They are placed after the last operand's definition (never above
+    it) and before the first use of a result; within that window, after the
+    collective that preceded the first member and after the bucket fused
+    before, so the collectives keep their program order where the data
+    allows. The choice depends only on the program, so every rank makes the
+    same one.
 
     Left alone: all_reduces with a dynamic dim (their size differs between
     ranks, so a concatenation would have rank-dependent offsets), with an
