@@ -1,0 +1,93 @@
+// RUN: spmd-opt %s -split-input-file -spmd-bucket-all-reduces | FileCheck %s
+
+// A result used before the next gradient exists: the fused op could not
+// come after that gradient and before the use, so the bucket closes and a
+// new one starts; the collectives stay in program order.
+spmd.mesh @dp2 ["dp"=2]
+
+// CHECK-LABEL: func.func @use_between
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32>, %[[C:[^:]*]]: tensor<4xf32>, %[[D:[^:]*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[CAT1:.*]] = tensor.concat dim(0) %[[A]], %[[B]]
+// CHECK-NEXT: %[[R1:.*]] = spmd.all_reduce %[[CAT1]] {{.*}} : tensor<8xf32>
+// CHECK-NEXT: %[[RA:.*]] = tensor.extract_slice %[[R1]][0] [4] [1]
+// CHECK-NEXT: %[[RB:.*]] = tensor.extract_slice %[[R1]][4] [4] [1]
+// CHECK-NEXT: %[[U:.*]] = arith.addf %[[RA]], %[[C]]
+// CHECK-NEXT: %[[CAT2:.*]] = tensor.concat dim(0) %[[U]], %[[D]]
+// CHECK-NEXT: %[[R2:.*]] = spmd.all_reduce %[[CAT2]] {{.*}} : tensor<8xf32>
+// CHECK-NEXT: %[[RU:.*]] = tensor.extract_slice %[[R2]][0] [4] [1]
+// CHECK-NEXT: %[[RD:.*]] = tensor.extract_slice %[[R2]][4] [4] [1]
+// CHECK-NEXT: return %[[RB]], %[[RU]], %[[RD]]
+func.func @use_between(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>, %d: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %ra = spmd.all_reduce %a on @dp2 ["dp"] sum : tensor<4xf32>
+  %rb = spmd.all_reduce %b on @dp2 ["dp"] sum : tensor<4xf32>
+  // The next gradient needs %ra: it cannot join %ra's bucket.
+  %u = arith.addf %ra, %c : tensor<4xf32>
+  %ru = spmd.all_reduce %u on @dp2 ["dp"] sum : tensor<4xf32>
+  %rd = spmd.all_reduce %d on @dp2 ["dp"] sum : tensor<4xf32>
+  return %rb, %ru, %rd : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An all_reduce of an all_reduce's result can never share its bucket.
+spmd.mesh @mesh ["dp"=2, "tp"=2]
+
+// CHECK-LABEL: func.func @chained
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[R1:.*]] = spmd.all_reduce %[[A]] on @mesh ["tp"] sum
+// CHECK-NEXT: %[[R2:.*]] = spmd.all_reduce %[[R1]] on @mesh ["tp"] sum
+// CHECK-NEXT: return %[[R2]]
+func.func @chained(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r1 = spmd.all_reduce %a on @mesh ["tp"] sum : tensor<4xf32>
+  %r2 = spmd.all_reduce %r1 on @mesh ["tp"] sum : tensor<4xf32>
+  return %r2 : tensor<4xf32>
+}
+
+// -----
+
+// An all_reduce of another kind between the members stays before the fused
+// one (it comes first in the program), and the fused one never moves above
+// the definition of its last operand.
+spmd.mesh @mesh ["dp"=2, "tp"=2]
+
+// CHECK-LABEL: func.func @keeps_order
+// CHECK-SAME: (%[[A:[^:]*]]: tensor<4xf32>, %[[T:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[RT:.*]] = spmd.all_reduce %[[T]] on @mesh ["tp"] sum
+// CHECK-NEXT: %[[G:.*]] = arith.mulf %[[B]], %[[B]]
+// CHECK-NEXT: %[[CAT:.*]] = tensor.concat dim(0) %[[A]], %[[G]]
+// CHECK-NEXT: spmd.all_reduce %[[CAT]] on @mesh ["dp"] sum : tensor<8xf32>
+func.func @keeps_order(%a: tensor<4xf32>, %t: tensor<4xf32>, %b: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %ra = spmd.all_reduce %a on @mesh ["dp"] sum : tensor<4xf32>
+  %rt = spmd.all_reduce %t on @mesh ["tp"] sum : tensor<4xf32>
+  %g = arith.mulf %b, %b : tensor<4xf32>
+  %rb = spmd.all_reduce %g on @mesh ["dp"] sum : tensor<4xf32>
+  return %ra, %rt, %rb : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Buckets form inside nested regions too, never across region boundaries.
+spmd.mesh @mesh ["dp"=2, "tp"=2]
+
+// CHECK-LABEL: func.func @loop
+// CHECK: spmd.all_reduce %{{.*}} on @mesh ["dp"] sum : tensor<4xf32>
+// CHECK: scf.for
+// CHECK-NOT: spmd.all_reduce
+// CHECK: tensor.concat
+// CHECK-NEXT: spmd.all_reduce %{{.*}} on @mesh ["dp"] sum : tensor<8xf32>
+// CHECK-NOT: spmd.all_reduce
+// CHECK: scf.yield
+func.func @loop(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ra = spmd.all_reduce %a on @mesh ["dp"] sum : tensor<4xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %b) -> tensor<4xf32> {
+    %r1 = spmd.all_reduce %x on @mesh ["dp"] sum : tensor<4xf32>
+    %r2 = spmd.all_reduce %ra on @mesh ["dp"] sum : tensor<4xf32>
+    %s = arith.addf %r1, %r2 : tensor<4xf32>
+    scf.yield %s : tensor<4xf32>
+  }
+  return %ra, %r : tensor<4xf32>, tensor<4xf32>
+}
