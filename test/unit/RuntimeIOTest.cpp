@@ -61,8 +61,9 @@ TEST(DType, BFloat16Rounding) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBF16(NAN))));
   for (uint32_t bits = 0; bits < 0x10000; bits += 7) {
     float f = bf16ToFloat(static_cast<uint16_t>(bits));
-    if (!std::isnan(f))
+    if (!std::isnan(f)) {
       ASSERT_EQ(floatToBF16(f), bits);
+    }
   }
 }
 
