@@ -152,6 +152,9 @@ public:
   /// fail naming this rank and `reason` (the MPI backend stops the job).
   virtual void abort(const std::string &reason) = 0;
 
+  /// "allGather #3 on mesh axes [tp] (ranks 0, 1)", for messages.
+  std::string describeCall(const CallDesc &call, const Axes &axes) const;
+
   /// Mesh axis names to indices ("tp" -> 1), or an error.
   Status resolveAxes(const std::vector<std::string> &names, Axes &axes) const;
 
@@ -160,8 +163,6 @@ protected:
   /// Barrier/Fingerprint.
   virtual CollectiveResult execute(const CallDesc &call, const Axes &axes,
                                    const void *in, void *out) = 0;
-  /// "allGather #3 on [tp] (ranks 0, 1)".
-  std::string describeCall(const CallDesc &call, const Axes &axes) const;
 
 private:
   CollectiveResult issue(CallDesc call, const Axes &axes, const void *in,

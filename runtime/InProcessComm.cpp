@@ -65,20 +65,6 @@ struct InProcessShared {
   std::map<std::pair<Axes, int64_t>, std::unique_ptr<InProcessArena>> arenas;
   std::atomic<bool> failed{false};
   std::string failure; // set once, under mu, before `failed`
-  // Where each rank is blocked (empty if it is not), so a timeout blames a
-  // rank that is absent rather than one that waits for someone else.
-  std::mutex waitMu;
-  std::vector<std::string> waitingIn;
-
-  void setWaiting(int64_t device, const std::string &where) {
-    std::lock_guard<std::mutex> lock(waitMu);
-    waitingIn[device] = where;
-  }
-  std::string waitingWhere(int64_t device) {
-    std::lock_guard<std::mutex> lock(waitMu);
-    return waitingIn[device];
-  }
-
   /// Records the first failure and wakes every waiter of every group.
   void fail(const std::string &message) {
     std::vector<InProcessArena *> toWake;
@@ -95,6 +81,28 @@ struct InProcessShared {
       std::lock_guard<std::mutex> lock(a->mu);
       a->cv.notify_all();
     }
+  }
+
+  // Where each rank is blocked, so a timeout blames a rank that is absent
+  // rather than one that waits for someone else. The record points at the
+  // waiter's own objects, valid while recorded (the waiter clears it under
+  // waitMu before returning).
+  struct WaitRecord {
+    const Communicator *comm = nullptr;
+    const CallDesc *call = nullptr;
+    const Axes *axes = nullptr;
+  };
+  std::mutex waitMu;
+  std::vector<WaitRecord> waitingIn;
+
+  void setWaiting(int64_t device, const WaitRecord &record) {
+    std::lock_guard<std::mutex> lock(waitMu);
+    waitingIn[device] = record;
+  }
+  std::string waitingWhere(int64_t device) {
+    std::lock_guard<std::mutex> lock(waitMu);
+    const WaitRecord &r = waitingIn[device];
+    return r.comm ? r.comm->describeCall(*r.call, *r.axes) : std::string();
   }
   std::string failureMessage() {
     std::lock_guard<std::mutex> lock(mu);
@@ -137,12 +145,16 @@ struct Runner {
   InProcessShared &shared;
   InProcessArena &arena;
   const CallDesc &call;
-  const std::string &where;
+  const Communicator &comm;
+  const Axes &axes;
   double timeout;
   size_t me;
 
+  // Built only for messages: formatting costs more than a small collective.
+  std::string where() const { return comm.describeCall(call, axes); }
+
   Status failedError() {
-    return Status::error(where + ": aborted: " + shared.failureMessage());
+    return Status::error(where() + ": aborted: " + shared.failureMessage());
   }
 
   /// First wait: publish, and the last arriver validates for the group.
@@ -174,11 +186,11 @@ struct Runner {
       std::this_thread::yield();
     }
     lock.lock();
-    shared.setWaiting(arena.members[me], where);
+    shared.setWaiting(arena.members[me], {&comm, &call, &axes});
     struct ClearWaiting {
       InProcessShared &shared;
       int64_t device;
-      ~ClearWaiting() { shared.setWaiting(device, ""); }
+      ~ClearWaiting() { shared.setWaiting(device, {}); }
     } clear{shared, arena.members[me]};
     Clock::time_point deadline = deadlineAfter(timeout);
     bool extended = false;
@@ -214,7 +226,7 @@ struct Runner {
       for (size_t i = 0; i < blamed.size(); ++i)
         names += (i ? ", " : "") + std::to_string(blamed[i]);
       std::string message = (blamed.size() > 1 ? "ranks " : "rank ") + names +
-                            " did not arrive at " + where + " within " +
+                            " did not arrive at " + where() + " within " +
                             secondsStr(timeout);
       if (absent.empty())
         message += " (waiting in other collectives" + elsewhere + ")";
@@ -244,7 +256,7 @@ struct Runner {
           return a.busy.load(std::memory_order_acquire) == 0;
         })) {
       lock.unlock();
-      shared.fail("a member of " + where + " did not finish within " +
+      shared.fail("a member of " + where() + " did not finish within " +
                   secondsStr(timeout));
       return failedError();
     }
@@ -342,9 +354,9 @@ struct Runner {
 
 CollectiveResult InProcessComm::execute(const CallDesc &call, const Axes &axes,
                                         const void *in, void *out) {
-  std::string where = describeCall(call, axes);
   if (shared->failed.load())
-    return {Status::error(where + ": aborted: " + shared->failureMessage()),
+    return {Status::error(describeCall(call, axes) +
+                          ": aborted: " + shared->failureMessage()),
             {}};
   InProcessArena &a = arenaFor(axes);
   size_t me = static_cast<size_t>(mesh().groupIndex(device(), axes));
@@ -354,7 +366,7 @@ CollectiveResult InProcessComm::execute(const CallDesc &call, const Axes &axes,
     Status s = planCollective(mesh(), a.members, {&call}, verifyCollectives(),
                               outShapes);
     if (!s.ok())
-      return {Status::error(where + ": " + s.message()), {}};
+      return {Status::error(describeCall(call, axes) + ": " + s.message()), {}};
     if (hasData(call.kind)) {
       size_t bytes = numElements(call.shape) * dtypeSize(call.dtype);
       if (bytes && out != in)
@@ -363,11 +375,12 @@ CollectiveResult InProcessComm::execute(const CallDesc &call, const Axes &axes,
     return {Status::success(), outShapes[0]};
   }
   a.slots[me] = {&call, in, out};
-  Runner runner{*shared, a, call, where, timeoutSeconds(), me};
+  Runner runner{*shared, a, call, *this, axes, timeoutSeconds(), me};
   if (Status s = runner.arrive(mesh(), verifyCollectives()); !s.ok())
     return {s, {}};
   if (!a.plan.ok())
-    return {Status::error(where + ": " + a.plan.message()), {}};
+    return {Status::error(describeCall(call, axes) + ": " + a.plan.message()),
+            {}};
   Shape outShape = a.outShapes[me];
   if (!hasData(call.kind))
     return {Status::success(), outShape};
