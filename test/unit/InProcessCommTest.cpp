@@ -232,7 +232,7 @@ TEST(InProcessComm, AbortStopsEveryRank) {
 // their next collective, and the latecomer fails too. Nothing hangs.
 TEST(InProcessComm, MissingRankTimesOut) {
   Mesh mesh = makeMesh({2, 2});
-  InProcessWorld world(mesh, {0.3});
+  InProcessWorld world(mesh, {1.0});
   std::vector<std::string> msgs(4);
   std::vector<double> elapsed(4, 0);
   auto start = std::chrono::steady_clock::now();
@@ -240,7 +240,7 @@ TEST(InProcessComm, MissingRankTimesOut) {
     int64_t d = comm.device();
     float v = 1, out[4];
     if (d == 3) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     } else {
       // Rows: {0, 1} completes, {2, 3} waits for rank 3.
       CollectiveResult r =
@@ -259,10 +259,11 @@ TEST(InProcessComm, MissingRankTimesOut) {
   for (int64_t d = 0; d < 4; ++d)
     EXPECT_TRUE(msgs[d].find("rank 3 did not arrive at allReduce #") !=
                     std::string::npos &&
-                msgs[d].find("within 0.3 s") != std::string::npos)
+                msgs[d].find("within 1 s") != std::string::npos)
         << "rank " << d << ": " << msgs[d];
+  // One timeout, plus at most one extension while the culprit is found.
   for (int64_t d = 0; d < 3; ++d)
-    EXPECT_LT(elapsed[d], 3.0) << "rank " << d;
+    EXPECT_LT(elapsed[d], 3.5) << "rank " << d;
 }
 
 // Ranks wait for each other in a cycle of different groups (0 -> 1 -> 3 ->
@@ -270,7 +271,7 @@ TEST(InProcessComm, MissingRankTimesOut) {
 // reports the cycle instead of hanging.
 TEST(InProcessComm, CycleOfWaitsIsReported) {
   Mesh mesh = makeMesh({2, 2});
-  InProcessWorld world(mesh, {0.2});
+  InProcessWorld world(mesh, {0.5});
   std::vector<std::string> msgs(4);
   auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
@@ -287,7 +288,8 @@ TEST(InProcessComm, CycleOfWaitsIsReported) {
     EXPECT_NE(msgs[d].find("(waiting in other collectives; rank"),
               std::string::npos)
         << "rank " << d << ": " << msgs[d];
-  EXPECT_LT(elapsed, 3.0);
+  EXPECT_GT(elapsed, 0.9); // two timeout periods
+  EXPECT_LT(elapsed, 4.0);
 }
 
 // With verification on, a rank that issued one collective more than its
