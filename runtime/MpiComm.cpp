@@ -47,7 +47,8 @@ enum : size_t {
   hFpAxes,
   hFpRank = hFpAxes + kMaxAxes,
   hFpShape,
-  kHeaderWords = hFpShape + kMaxRank,
+  hVerify = hFpShape + kMaxRank,
+  kHeaderWords,
 };
 
 bool hasData(CollectiveKind k) {
@@ -350,14 +351,18 @@ CollectiveResult MpiComm::execute(const CallDesc &call, const Axes &axes,
   bool fits = encode(call, mine.data());
   if (!fits)
     mine[hRank] = -1;
+  mine[hVerify] = verifyCollectives();
   int rc = MPI_Allgather(mine.data(), kHeaderWords, MPI_INT64_T, all.data(),
                          kHeaderWords, MPI_INT64_T, g.comm);
   if (rc != MPI_SUCCESS)
     return fail("MPI_Allgather failed: " + mpiError(rc));
   std::vector<CallDesc> calls(n);
   std::vector<const CallDesc *> ptrs(n);
+  // Verify if any member asks to, so all members decide alike.
+  bool verify = false;
   for (int i = 0; i < n; ++i) {
     const int64_t *h = all.data() + i * kHeaderWords;
+    verify |= h[hVerify] != 0;
     if (h[hRank] < 0)
       return fail("member " + std::to_string(i) + " (rank " +
                   std::to_string(g.members[i]) +
@@ -368,8 +373,7 @@ CollectiveResult MpiComm::execute(const CallDesc &call, const Axes &axes,
     ptrs[i] = &calls[i];
   }
   std::vector<Shape> outShapes;
-  Status plan =
-      planCollective(mesh(), g.members, ptrs, verifyCollectives(), outShapes);
+  Status plan = planCollective(mesh(), g.members, ptrs, verify, outShapes);
   if (!plan.ok())
     return fail(plan.message());
   Shape outShape = outShapes[me];

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <sys/stat.h>
 
 namespace spmd {
 
@@ -243,11 +244,22 @@ Status readNpy(const std::string &path, NpyArray &array) {
   File f(std::fopen(path.c_str(), "rb"));
   if (!f)
     return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat info;
+  if (fstat(fileno(f.get()), &info) != 0)
+    return fileError(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (S_ISDIR(info.st_mode))
+    return fileError(path, "is a directory, not a .npy file");
   std::vector<char> bytes;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0)
-    bytes.insert(bytes.end(), buf, buf + got);
+  if (S_ISREG(info.st_mode)) {
+    // One read of the whole file: inputs can be large.
+    bytes.resize(static_cast<size_t>(info.st_size));
+    bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f.get()));
+  } else { // a pipe or device: read until the end
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0)
+      bytes.insert(bytes.end(), buf, buf + got);
+  }
   if (std::ferror(f.get()))
     return fileError(path, std::string("read error: ") + std::strerror(errno));
   return parseNpy(path, bytes.data(), bytes.size(), array);

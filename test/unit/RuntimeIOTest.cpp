@@ -283,6 +283,9 @@ TEST_F(Npy, ErrorsNameTheFileAndTheProblem) {
   EXPECT_EQ(readError("missing.npy"), "'" + path("missing.npy") +
                                           "': cannot open: No such file or "
                                           "directory");
+  EXPECT_EQ(readError(""), "'" + dir + "/': is a directory, not a .npy file");
+  EXPECT_EQ(readNpy("/dev/null", *std::make_unique<NpyArray>()).message(),
+            "'/dev/null': not a .npy file (bad magic)");
   writeRaw("magic.npy", "PK\x03\x04 this is a zip");
   EXPECT_EQ(readError("magic.npy"),
             "'" + path("magic.npy") + "': not a .npy file (bad magic)");
