@@ -30,6 +30,13 @@
 // difference.
 //
 // Output buffers must not overlap any input (except in-place allReduce).
+// Integer avg truncates toward zero. Each rank issues its collectives from
+// one thread, one at a time; different groups run concurrently. Errors start
+// with the call ("allGather #3 on mesh axes [tp] (ranks 1, 3): ...").
+//
+// Buffers are host memory for the in-process and MPI backends; an NCCL
+// backend takes device pointers through the same calls (the shape exchange
+// is a small header all-gather, which NCCL can do too).
 //
 //===----------------------------------------------------------------------===//
 
