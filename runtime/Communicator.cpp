@@ -2,6 +2,8 @@
 
 #include "runtime/Communicator.h"
 
+#include "runtime/BlockOps.h"
+
 #include <algorithm>
 
 namespace spmd {
@@ -333,6 +335,36 @@ Status Communicator::barrier(const Axes &axes) {
   CallDesc c;
   c.kind = CollectiveKind::Barrier;
   return issue(std::move(c), axes, nullptr, nullptr).status;
+}
+
+CollectiveResult Communicator::shard(const InBlock &in, OutBlock out,
+                                     const Axes &axes, int64_t dim) const {
+  auto fail = [&](const std::string &m) -> CollectiveResult {
+    return {
+        Status::error("shard on rank " + std::to_string(theDevice) + ": " + m),
+        {}};
+  };
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] < 0 || axes[i] >= theMesh.rank() ||
+        std::find(axes.begin(), axes.begin() + i, axes[i]) != axes.begin() + i)
+      return fail("invalid mesh axes");
+  if (dim < 0 || dim >= static_cast<int64_t>(in.shape.size()))
+    return fail("dim " + std::to_string(dim) + " is out of range for a rank-" +
+                std::to_string(in.shape.size()) + " block");
+  Range r = chunkRange(in.shape[dim], theMesh.groupSize(axes),
+                       theMesh.groupIndex(theDevice, axes));
+  Shape shape = in.shape, offset(in.shape.size(), 0);
+  shape[dim] = r.size;
+  offset[dim] = r.offset;
+  size_t es = dtypeSize(in.dtype);
+  size_t need = static_cast<size_t>(numElements(shape)) * es;
+  if (need > out.capacityBytes)
+    return fail("the output buffer of " + std::to_string(out.capacityBytes) +
+                " bytes is smaller than the " + std::to_string(need) +
+                " bytes of " + shapeStr(shape));
+  copyBox(out.data, shape, Shape(shape.size(), 0), in.data, in.shape, offset,
+          shape, es);
+  return {Status::success(), shape};
 }
 
 Status Communicator::checkFingerprint(const Axes &axes,

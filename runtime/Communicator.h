@@ -154,6 +154,11 @@ public:
   Status barrier(const Axes &axes);
   /// Fails on every member of the group unless all pass equal fingerprints.
   Status checkFingerprint(const Axes &axes, const Fingerprint &fingerprint);
+  /// spmd.shard: this device's torch.chunk (its group index over `axes`)
+  /// of a group-replicated block along `dim`. Local: nothing is sent and
+  /// no sequence number is used.
+  CollectiveResult shard(const InBlock &in, OutBlock out, const Axes &axes,
+                         int64_t dim) const;
 
   /// This rank gives up: every other rank's pending and future collectives
   /// fail naming this rank and `reason` (the MPI backend stops the job).

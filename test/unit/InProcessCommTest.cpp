@@ -428,6 +428,51 @@ TEST(InProcessComm, BadCallsFailOnEveryMember) {
       "invalid mesh axes [1] for a rank-1 mesh");
 }
 
+// shard takes this device's torch.chunk along a dim, flat over the group
+// (like reduceScatter; SPMDOps.td), not nested per axis like layouts.
+TEST(InProcessComm, ShardTakesTheGroupChunk) {
+  Mesh mesh = makeMesh({2, 3});
+  InProcessWorld world(mesh, {5.0});
+  Errors errors;
+  world.run([&](InProcessComm &comm) {
+    std::vector<int32_t> global(5 * 7);
+    for (size_t i = 0; i < global.size(); ++i)
+      global[i] = static_cast<int32_t>(i);
+    for (Axes axes : {Axes{0}, Axes{1}, Axes{0, 1}, Axes{1, 0}})
+      for (int64_t dim : {0, 1}) {
+        std::vector<int32_t> out(35, -1);
+        CollectiveResult r = comm.shard({global.data(), DType::I32, {5, 7}},
+                                        {out.data(), 140}, axes, dim);
+        if (!r.ok())
+          return errors.add(r.status.message());
+        int64_t idx = mesh.groupIndex(comm.device(), axes);
+        Range want = chunkRange(5 + 2 * dim, mesh.groupSize(axes), idx);
+        // torch.chunk(7, 6) over both axes: 2, 2, 2, 1, 0, 0 in group order.
+        if (axes.size() == 2 && dim == 1 &&
+            want.size != std::vector<int64_t>{2, 2, 2, 1, 0, 0}[idx])
+          return errors.add("flat chunk sizes");
+        Shape shape{5, 7};
+        shape[dim] = want.size;
+        if (r.shape != shape)
+          return errors.add("shard shape " + shapeStr(r.shape));
+        for (int64_t i = 0; i < shape[0]; ++i)
+          for (int64_t j = 0; j < shape[1]; ++j) {
+            int64_t gi = dim == 0 ? i + want.offset : i;
+            int64_t gj = dim == 1 ? j + want.offset : j;
+            if (out[i * shape[1] + j] != global[gi * 7 + gj])
+              return errors.add("shard element mismatch");
+          }
+      }
+    std::vector<int32_t> small(1);
+    if (comm.shard({small.data(), DType::I32, {1}}, {small.data(), 4}, {0}, 1)
+            .status.message()
+            .find("dim 1 is out of range for a rank-1 block") ==
+        std::string::npos)
+      errors.add("shard dim error");
+  });
+  EXPECT_TRUE(errors.list.empty()) << errors.summary();
+}
+
 TEST(InProcessComm, SingleMemberGroupsCopy) {
   Mesh mesh = makeMesh({1, 3});
   InProcessWorld world(mesh, {5.0});

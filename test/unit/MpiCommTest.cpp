@@ -21,7 +21,8 @@ using namespace spmd::testcases;
 
 namespace {
 
-std::unique_ptr<MpiComm> comm;
+std::unique_ptr<MpiComm> comm;   // 2x2 mesh
+std::unique_ptr<MpiComm> comm1d; // the same 4 processes as a 1-D mesh
 
 Mesh mesh2x2() { return Mesh{{"dp", "tp"}, {2, 2}}; }
 
@@ -51,6 +52,45 @@ INSTANTIATE_TEST_SUITE_P(Mesh2x2, MpiCollectives,
                          [](const ::testing::TestParamInfo<CollectiveKind> &i) {
                            return std::string(collectiveName(i.param));
                          });
+
+class MpiCollectives1D : public ::testing::TestWithParam<CollectiveKind> {};
+
+TEST_P(MpiCollectives1D, MatchSerialReference) {
+  size_t failures = 0;
+  for (const Case &c : casesFor(GetParam(), 555)) {
+    std::string e = runCase(*comm1d, {0}, c);
+    if (!e.empty() && ++failures <= 5)
+      ADD_FAILURE() << e;
+  }
+  EXPECT_EQ(failures, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Mesh4, MpiCollectives1D,
+                         ::testing::Values(CollectiveKind::AllGather,
+                                           CollectiveKind::AllReduce,
+                                           CollectiveKind::ReduceScatter,
+                                           CollectiveKind::AllToAll),
+                         [](const ::testing::TestParamInfo<CollectiveKind> &i) {
+                           return std::string(collectiveName(i.param));
+                         });
+
+TEST(MpiComm, ExplicitFingerprintCheck) {
+  Fingerprint fp;
+  fp.kind = CollectiveKind::AllToAll;
+  fp.axes = {0};
+  fp.dim0 = 1;
+  fp.dim1 = comm1d->device() == 2 ? 1 : 0;
+  Status s = comm1d->checkFingerprint({0}, fp);
+  EXPECT_NE(s.message().find("fingerprint mismatch: member 0 (rank 0) has "
+                             "allToAll(axes=[w], split=1, concat=0, f32, "
+                             "shape=[], seq=0) but member 2 (rank 2) has "
+                             "allToAll(axes=[w], split=1, concat=1, f32, "
+                             "shape=[], seq=0)"),
+            std::string::npos)
+      << s.message();
+  fp.dim1 = 0;
+  EXPECT_TRUE(comm1d->checkFingerprint({0}, fp).ok());
+}
 
 TEST(MpiComm, InPlaceAllReduceAndBarrier) {
   std::vector<double> v(1000);
@@ -183,6 +223,11 @@ int main(int argc, char **argv) {
     MpiComm::finalize();
     return 2;
   }
+  if (Status s = MpiComm::create(Mesh{{"w"}, {4}}, 60.0, comm1d); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.message().c_str());
+    MpiComm::finalize();
+    return 2;
+  }
   int rc;
   if (!fault.empty()) {
     rc = runFault(fault);
@@ -201,6 +246,7 @@ int main(int argc, char **argv) {
     rc = worst;
   }
   comm.reset();
+  comm1d.reset();
   MpiComm::finalize();
   return rc;
 }
