@@ -1,0 +1,61 @@
+//===- MpiComm.h - One MPI process per rank --------------------*- C++ -*-===//
+//
+// The MPI backend: the process with world rank d is mesh device d. Every
+// ordered set of mesh axes gets a sub-communicator (MPI_Comm_split, key =
+// group index), created up front because creation is collective over the
+// world. Each collective first allgathers a fixed-size header per member
+// (call, shape, output capacity, fingerprint) so all members validate the
+// same data (planCollective) and know everyone's sizes; then
+// MPI_Allgatherv / Allreduce / Reduce_scatter / Alltoallv move the data,
+// with packing only where a piece is not contiguous. f16/bf16 are reduced
+// in f32.
+//
+// Faults: abort(reason) prints the rank and reason and calls MPI_Abort, so
+// mpirun stops every rank and exits non-zero. A watchdog thread turns a
+// collective that does not complete within the timeout into the same kind
+// of abort, naming the collective and its group.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_MPICOMM_H
+#define SPMD_RUNTIME_MPICOMM_H
+
+#include "runtime/Communicator.h"
+
+#include <memory>
+
+namespace spmd {
+
+class MpiComm final : public Communicator {
+public:
+  /// MPI_Init_thread (asking for MPI_THREAD_MULTIPLE: the watchdog may call
+  /// MPI_Abort from its thread), unless MPI is already initialized.
+  static Status initialize(int *argc, char ***argv);
+  static void finalize();
+  static int worldRank();
+  static int worldSize();
+
+  /// This process's communicator for `mesh`; collective over the world,
+  /// whose size must be the mesh's device count.
+  static Status create(const Mesh &mesh, double timeoutSeconds,
+                       std::unique_ptr<MpiComm> &comm);
+  ~MpiComm() override;
+
+  const char *backendName() const override { return "mpi"; }
+  /// Prints "spmd: rank R aborts: REASON" and stops the whole job.
+  [[noreturn]] void abort(const std::string &reason) override;
+
+  struct State;
+
+protected:
+  CollectiveResult execute(const CallDesc &call, const Axes &axes,
+                           const void *in, void *out) override;
+
+private:
+  MpiComm(const Mesh &mesh, int64_t device);
+  std::unique_ptr<State> state;
+};
+
+} // namespace spmd
+
+#endif // SPMD_RUNTIME_MPICOMM_H
