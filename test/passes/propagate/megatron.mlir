@@ -1,0 +1,184 @@
+// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// Running the pass on its own output changes nothing.
+// RUN: spmd-opt %s --split-input-file --spmd-propagate | spmd-opt --split-input-file --spmd-propagate | FileCheck %s
+
+// Megatron MLP forward on a 1-D mesh of 4: W1 column-split, W2 row-split.
+// The hidden activation is S(1), relu keeps it, the second matmul gives
+// P(sum), and the only reshard is P(sum) -> R before the return.
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @mlp_forward
+func.func @mlp_forward(%x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [R]>},
+                       %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+                       %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [R]>}) {
+  // CHECK-NOT: spmd.constrain
+  // CHECK: tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(1)]>} : tensor<8x64xf32>
+  // CHECK: linalg.fill {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+  // CHECK: %[[H:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@tp, [S(1)]>} ins(%arg0, %arg1
+  // CHECK: tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(1)]>} : tensor<8x64xf32>
+  // CHECK: %[[R:.*]] = linalg.map ins(%[[H]] : {{.*}}) outs({{.*}}) {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+  // The second init is a zero fill: it is made P(sum) directly.
+  // CHECK: tensor.empty() {spmd.layout = #spmd.layout<@tp, [P(sum)]>} : tensor<8x16xf32>
+  // CHECK: linalg.fill {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+  // CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>} ins(%[[R]], %arg2
+  // CHECK-NEXT: %[[C:.*]] = spmd.constrain %[[Y]] to #spmd.layout<@tp, [R]> : tensor<8x16xf32>
+  // CHECK-NEXT: return %[[C]]
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x64xf32>)
+                     outs(%f1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.map ins(%h : tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>)
+    (%in: f32, %out: f32) {
+      %m = arith.maximumf %in, %zero : f32
+      linalg.yield %m : f32
+    }
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%r, %w2 : tensor<8x64xf32>, tensor<64x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// The same block with the result declared P(sum): no reshard at all.
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @mlp_forward_partial
+// CHECK-SAME: -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>})
+// CHECK-NOT: spmd.constrain
+// CHECK: linalg.matmul {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+// CHECK: linalg.generic {{.*}} {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+// CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+// CHECK-NOT: spmd.constrain
+// CHECK: return %[[Y]]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @mlp_forward_partial(%x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [R]>},
+                               %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+                               %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>}) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x64xf32>)
+                     outs(%f1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %m = arith.maximumf %in, %zero : f32
+      linalg.yield %m : f32
+  } -> tensor<8x64xf32>
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%r, %w2 : tensor<8x64xf32>, tensor<64x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// A residual add after the block keeps the partial (R -> P of the residual is
+// local), so the one all-reduce moves past it; an unannotated result takes
+// the layout it is given.
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @mlp_residual
+// CHECK-SAME: -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>})
+// CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+// CHECK: %[[XP:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [P(sum)]>
+// CHECK: %[[S:.*]] = arith.addf %[[XP]], %[[Y]] {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+// CHECK-NOT: spmd.constrain
+// CHECK: return %[[S]]
+func.func @mlp_residual(%x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [R]>},
+                        %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+                        %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> tensor<8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x64xf32>)
+                     outs(%f1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<8x64xf32>, tensor<64x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %s = arith.addf %x, %y : tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}
+
+// -----
+
+// 2-D mesh dp x tp: data parallel on dp, Megatron on tp. The activations are
+// [S(0), S(1)], the second matmul [S(0), P(sum)], and the one reshard reduces
+// over tp only.
+
+spmd.mesh @mesh ["dp"=2, "tp"=4]
+
+// CHECK-LABEL: func.func @mlp_2d
+// CHECK-NOT: spmd.constrain
+// CHECK: linalg.matmul {spmd.layout = #spmd.layout<@mesh, [S(0), S(1)]>}
+// CHECK: linalg.map {{.*}} {spmd.layout = #spmd.layout<@mesh, [S(0), S(1)]>}
+// CHECK: linalg.fill {spmd.layout = #spmd.layout<@mesh, [S(0), P(sum)]>}
+// CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@mesh, [S(0), P(sum)]>}
+// CHECK-NEXT: %[[C:.*]] = spmd.constrain %[[Y]] to #spmd.layout<@mesh, [S(0), R]>
+// CHECK-NEXT: return %[[C]]
+func.func @mlp_2d(%x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@mesh, [S(0), R]>},
+                  %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@mesh, [R, S(1)]>},
+                  %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@mesh, [R, S(0)]>})
+    -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@mesh, [S(0), R]>}) {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x64xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x64xf32>)
+                     outs(%f1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.map { math.exp } ins(%h : tensor<8x64xf32>) outs(%e2 : tensor<8x64xf32>)
+  %e3 = tensor.empty() : tensor<8x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%r, %w2 : tensor<8x64xf32>, tensor<64x16xf32>)
+                     outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// Sequence parallel: activations are S(0) on the token dim between blocks.
+// The user's constrains are the reshard points (all_gather in, reduce_scatter
+// out); propagation adds none and makes the second matmul P(sum) right before
+// the S(0) constrain.
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @mlp_sequence_parallel
+// CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
+// CHECK-NOT: spmd.constrain
+// CHECK: linalg.matmul {spmd.layout = #spmd.layout<@tp, [S(1)]>} ins(%[[G]], %arg1
+// CHECK-NOT: spmd.constrain
+// CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+// CHECK-NEXT: %[[S:.*]] = spmd.constrain %[[Y]] to #spmd.layout<@tp, [S(0)]>
+// CHECK-NEXT: return %[[S]]
+func.func @mlp_sequence_parallel(
+    %x: tensor<32x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+    %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+    %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<32x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %zero = arith.constant 0.0 : f32
+  %g = spmd.constrain %x to #spmd.layout<@tp, [R]> : tensor<32x16xf32>
+  %e1 = tensor.empty() : tensor<32x64xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %h = linalg.matmul ins(%g, %w1 : tensor<32x16xf32>, tensor<16x64xf32>)
+                     outs(%f1 : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %e3 = tensor.empty() : tensor<32x16xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  %y = linalg.matmul ins(%h, %w2 : tensor<32x64xf32>, tensor<64x16xf32>)
+                     outs(%f3 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  %s = spmd.constrain %y to #spmd.layout<@tp, [S(0)]> : tensor<32x16xf32>
+  return %s : tensor<32x16xf32>
+}
