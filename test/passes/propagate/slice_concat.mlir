@@ -1,0 +1,88 @@
+// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+
+// A sliced, padded or concatenated dim does not keep its sharding; a dim
+// taken whole does.
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @extract_slice
+// Columns 0..4 of every row: the sharded rows are whole, kept.
+// CHECK: tensor.extract_slice %arg0[0, 0] [8, 4] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>}
+// Rows 2..6: gathered first.
+// CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.extract_slice %[[G]][2, 0] [4, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>}
+// Rank-reducing: row 0 of the columns-split operand keeps the column split.
+// CHECK: tensor.extract_slice %arg1[0, 0] [1, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x16xf32> to tensor<16xf32>
+func.func @extract_slice(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                         %b: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>})
+    -> (tensor<8x4xf32>, tensor<4x16xf32>, tensor<16xf32>) {
+  %x = tensor.extract_slice %a[0, 0] [8, 4] [1, 1] : tensor<8x16xf32> to tensor<8x4xf32>
+  %y = tensor.extract_slice %a[2, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
+  %z = tensor.extract_slice %b[0, 0] [1, 16] [1, 1] : tensor<8x16xf32> to tensor<16xf32>
+  return %x, %y, %z : tensor<8x4xf32>, tensor<4x16xf32>, tensor<16xf32>
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @insert_slice
+// The source covers all rows: the row split is kept for source, dest and
+// result.
+// CHECK: tensor.insert_slice %arg0 into %arg1[0, 4] [8, 4] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>}
+// Rows 2..6: dest and source are gathered.
+// CHECK: %[[S:.*]] = spmd.constrain %arg2 to #spmd.layout<@tp, [R]>
+// CHECK: %[[D:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.insert_slice %[[S]] into %[[D]][2, 0] [4, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>}
+func.func @insert_slice(%s: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                        %d: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                        %t: tensor<4x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %x = tensor.insert_slice %s into %d[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  %y = tensor.insert_slice %t into %d[2, 0] [4, 16] [1, 1] : tensor<4x16xf32> into tensor<8x16xf32>
+  return %x, %y : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @concat
+// Concatenating columns of row-split tensors keeps the row split.
+// CHECK: tensor.concat dim(1) %arg0, %arg1 {spmd.layout = #spmd.layout<@tp, [S(0)]>}
+// Concatenating rows needs the row-split operands gathered.
+// CHECK: %[[A:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
+// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.concat dim(0) %[[A]], %[[B]] {spmd.layout = #spmd.layout<@tp, [R]>}
+func.func @concat(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                  %b: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x32xf32>, tensor<16x16xf32>) {
+  %x = tensor.concat dim(1) %a, %b : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x32xf32>
+  %y = tensor.concat dim(0) %a, %b : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<16x16xf32>
+  return %x, %y : tensor<8x32xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+
+// CHECK-LABEL: func.func @pad
+// Padding columns keeps the row split; padding rows does not.
+// CHECK: tensor.pad %arg0 low[0, 1] high[0, 1]
+// CHECK: } {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x16xf32> to tensor<8x18xf32>
+// CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.pad %[[G]] low[1, 0] high[1, 0]
+// CHECK: } {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<8x16xf32> to tensor<10x16xf32>
+func.func @pad(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x18xf32>, tensor<10x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %x = tensor.pad %a low[0, 1] high[0, 1] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+  } : tensor<8x16xf32> to tensor<8x18xf32>
+  %y = tensor.pad %a low[1, 0] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+  } : tensor<8x16xf32> to tensor<10x16xf32>
+  return %x, %y : tensor<8x18xf32>, tensor<10x16xf32>
+}
