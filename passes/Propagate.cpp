@@ -58,6 +58,9 @@
 //    alts from the same linearity rules (addf/subf/addi/subi {a, b}, negf
 //    {a}, mulf/muli {a} or {b}, divf {a}, extf/truncf {a}).
 //  * tensor.empty: any layout (parallel factor per dim; any partial kind).
+//    An empty tensor is never resharded: where a consumer needs another
+//    layout, a second tensor.empty with that layout is made for it (and
+//    reshards of empties cost nothing in the model).
 //  * arith.constant, tensor.splat: R only (results have no factors).
 //  * tensor.expand_shape / collapse_shape: per reassociation group, the
 //    collapsed dim and the outermost non-unit expanded dim share a factor, and
@@ -697,6 +700,14 @@ static double globalBytes(Type type) {
   return n * std::max(1u, bits / 8);
 }
 
+/// Bytes a reshard of operand / result `v` would move; 0 (free, and left out
+/// of the cost) for an operand made by tensor.empty, which has no contents.
+static double movedBytes(Value v, bool isResult) {
+  if (!isResult && v.getDefiningOp<tensor::EmptyOp>())
+    return 0;
+  return globalBytes(v.getType());
+}
+
 /// Does splitting `factor` over `axes` (mesh order) keep reshape chunk
 /// boundaries? Compares every device's range of both dims.
 static bool reshapeSplitOk(const Factor &f, const Mesh &mesh,
@@ -852,7 +863,7 @@ FunctionPropagation::decide(const OpRule &rule,
     for (auto [i, c] : llvm::enumerate(candidates)) {
       double cost = 0;
       for (unsigned s = 0; s < known.size(); ++s) {
-        if (!known[s] || !(*known[s])[a])
+        if (!known[s] || !(*known[s])[a] || bytes[s] == 0)
           continue;
         Placement have = *(*known[s])[a];
         Placement need = required(rule, s, c);
@@ -956,7 +967,7 @@ void FunctionPropagation::visit(Operation *op) {
     if (rule.slotDims[s] && isRankedTensor(v)) {
       storage[s] = state(v);
       known[s] = &storage[s];
-      bytes[s] = globalBytes(v.getType());
+      bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
   SmallVector<AxisChoice> choices = decide(rule, known, bytes);
@@ -983,6 +994,14 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
     if (cached.getParentBlock() == before->getBlock())
       return cached;
   OpBuilder builder(before);
+  // An empty tensor has no contents to move: make another one instead.
+  if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
+    Operation *clone = builder.clone(*empty);
+    clone->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+    constrainCache[key] = clone->getResult(0);
+    actual[clone->getResult(0)] = to;
+    return clone->getResult(0);
+  }
   auto constrain = ::spmd::ConstrainOp::create(builder, before->getLoc(),
                                                v.getType(), v, toAttr);
   if (explain)
@@ -1056,7 +1075,7 @@ LogicalResult FunctionPropagation::materialize() {
         Value v = slotValue(op, s);
         if (!rule.slotDims[s] || !isRankedTensor(v))
           continue;
-        bytes[s] = globalBytes(v.getType());
+        bytes[s] = movedBytes(v, rule.isResult(s));
         if (rule.isResult(s)) {
           storage[s] = state(v);
           known[s] = &storage[s];
