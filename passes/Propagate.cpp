@@ -259,6 +259,10 @@ static int degreeOf(Value v, const DenseSet<Value> &partial, Block *body,
   return combineDegree(def, degs);
 }
 
+/// Cost (seconds) charged for not producing a user-written result layout:
+/// more than any reshard.
+static constexpr double kPinnedMismatchCost = 1e6;
+
 static const SmallVector<ReduceKind> kLinearKinds = {ReduceKind::Sum,
                                                      ReduceKind::Avg};
 
@@ -411,7 +415,10 @@ static OpRule linalgRule(linalg::LinalgOp op) {
     }
     if (auto fill = dyn_cast<linalg::FillOp>(raw))
       if (std::optional<ReduceKind> k = identityKind(fill.getInputs()[0]))
-        rule.alts.push_back({{init->getOperandNumber()}, {*k}});
+        rule.alts.push_back({{init->getOperandNumber()},
+                             *k == ReduceKind::Sum
+                                 ? kLinearKinds
+                                 : SmallVector<ReduceKind>{*k}});
   }
   return rule;
 }
@@ -784,7 +791,7 @@ private:
   /// null for non-tensor slots).
   SmallVector<AxisChoice> decide(const OpRule &rule,
                                  ArrayRef<const PartialLayout *> known,
-                                 ArrayRef<double> bytes);
+                                 ArrayRef<double> bytes, ArrayRef<bool> pinned);
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
   void visit(Operation *op);
@@ -819,7 +826,7 @@ private:
 SmallVector<AxisChoice>
 FunctionPropagation::decide(const OpRule &rule,
                             ArrayRef<const PartialLayout *> known,
-                            ArrayRef<double> bytes) {
+                            ArrayRef<double> bytes, ArrayRef<bool> pinned) {
   SmallVector<AxisChoice> choices;
   for (int64_t a = 0; a < mesh.rank(); ++a) {
     // Axes already splitting each factor (for reshape boundaries).
@@ -863,10 +870,15 @@ FunctionPropagation::decide(const OpRule &rule,
     for (auto [i, c] : llvm::enumerate(candidates)) {
       double cost = 0;
       for (unsigned s = 0; s < known.size(); ++s) {
-        if (!known[s] || !(*known[s])[a] || bytes[s] == 0)
+        if (!known[s] || !(*known[s])[a])
           continue;
         Placement have = *(*known[s])[a];
         Placement need = required(rule, s, c);
+        // A result layout the user wrote on the op is a requirement.
+        if (pinned[s] && have != need)
+          cost += kPinnedMismatchCost;
+        if (bytes[s] == 0)
+          continue;
         double groupBytes = bytes[s];
         for (int64_t b = 0; b < mesh.rank(); ++b)
           if (b != a && (*known[s])[b] && (*known[s])[b]->isShard())
@@ -962,15 +974,17 @@ void FunctionPropagation::visit(Operation *op) {
   SmallVector<PartialLayout> storage(numSlots);
   SmallVector<const PartialLayout *> known(numSlots, nullptr);
   SmallVector<double> bytes(numSlots, 0);
+  SmallVector<bool> pinned(numSlots, false);
   for (unsigned s = 0; s < numSlots; ++s) {
     Value v = slotValue(op, s);
+    pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
     if (rule.slotDims[s] && isRankedTensor(v)) {
       storage[s] = state(v);
       known[s] = &storage[s];
       bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
-  SmallVector<AxisChoice> choices = decide(rule, known, bytes);
+  SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
   for (unsigned s = 0; s < numSlots; ++s) {
     if (!known[s])
       continue;
@@ -1071,8 +1085,10 @@ LogicalResult FunctionPropagation::materialize() {
       SmallVector<PartialLayout> storage(numSlots);
       SmallVector<const PartialLayout *> known(numSlots, nullptr);
       SmallVector<double> bytes(numSlots, 0);
+      SmallVector<bool> pinned(numSlots, false);
       for (unsigned s = 0; s < numSlots; ++s) {
         Value v = slotValue(op, s);
+        pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
         if (!rule.slotDims[s] || !isRankedTensor(v))
           continue;
         bytes[s] = movedBytes(v, rule.isResult(s));
@@ -1085,7 +1101,7 @@ LogicalResult FunctionPropagation::materialize() {
           storage[s].push_back(p);
         known[s] = &storage[s];
       }
-      SmallVector<AxisChoice> choices = decide(rule, known, bytes);
+      SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
       auto requiredLayout = [&](unsigned s) {
         Layout l = Layout::replicated(mesh.rank());
         for (int64_t a = 0; a < mesh.rank(); ++a)
