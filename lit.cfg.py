@@ -13,7 +13,9 @@ config.test_source_root = os.path.join(config.spmd_src_root, "test")
 config.test_exec_root = os.path.join(config.spmd_obj_root, "test")
 
 llvm_config.use_default_substitutions()
-llvm_config.with_environment("PATH", config.spmd_tools_dir, append_path=False)
+# Prepended in turn: the project's tools come first, then LLVM's
+# (FileCheck, not, count), then the system's.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.spmd_tools_dir, append_path=True)
 config.substitutions.append(("%spmd_src", config.spmd_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))

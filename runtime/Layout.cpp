@@ -299,10 +299,9 @@ std::vector<int64_t> maxLocalShape(const Mesh &mesh, const Layout &layout,
   std::vector<int64_t> shape;
   for (size_t d = 0; d < globalShape.size(); ++d) {
     int64_t best = 0;
-    forEachChunkSize(
-        globalShape[d],
-        splitsOf(mesh, layout.shardAxes(static_cast<int64_t>(d))),
-        [&](int64_t size) { best = std::max(best, size); });
+    forEachChunkSize(globalShape[d],
+                     splitsOf(mesh, layout.shardAxes(static_cast<int64_t>(d))),
+                     [&](int64_t size) { best = std::max(best, size); });
     shape.push_back(best);
   }
   return shape;

@@ -32,7 +32,7 @@ std::optional<ReduceKind> parseReduceKind(std::string_view name);
 struct Placement {
   enum class Kind { Replicate, Shard, Partial };
   Kind kind = Kind::Replicate;
-  int64_t dim = 0;                    // for Shard
+  int64_t dim = 0;                     // for Shard
   ReduceKind reduce = ReduceKind::Sum; // for Partial
 
   static Placement replicate() { return {}; }

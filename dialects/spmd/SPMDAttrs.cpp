@@ -82,9 +82,9 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type trailingType) {
   SmallVector<::spmd::Placement> placements;
   if (parser.parseLess() || parser.parseAttribute(mesh) ||
       parser.parseComma() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        return parsePlacement(parser, placements.emplace_back());
-      }) ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parsePlacement(parser, placements.emplace_back()); }) ||
       parser.parseGreater())
     return {};
   return parser.getChecked<LayoutAttr>(loc, parser.getContext(), mesh,
@@ -93,15 +93,15 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type trailingType) {
 
 void LayoutAttr::print(AsmPrinter &printer) const {
   printer << "<" << getMesh() << ", [";
-  llvm::interleaveComma(getPlacements(), printer,
-                        [&](const ::spmd::Placement &p) { printer << p.str(); });
+  llvm::interleaveComma(
+      getPlacements(), printer,
+      [&](const ::spmd::Placement &p) { printer << p.str(); });
   printer << "]>";
 }
 
-LogicalResult
-LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   FlatSymbolRefAttr mesh,
-                   ArrayRef<::spmd::Placement> placements) {
+LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 FlatSymbolRefAttr mesh,
+                                 ArrayRef<::spmd::Placement> placements) {
   if (!mesh)
     return emitError() << "layout needs a mesh symbol";
   if (placements.empty())
@@ -113,8 +113,8 @@ LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 ::spmd::Layout LayoutAttr::toLayout() const {
-  return ::spmd::Layout{std::vector<::spmd::Placement>(
-      getPlacements().begin(), getPlacements().end())};
+  return ::spmd::Layout{std::vector<::spmd::Placement>(getPlacements().begin(),
+                                                       getPlacements().end())};
 }
 
 LayoutAttr LayoutAttr::get(FlatSymbolRefAttr mesh,

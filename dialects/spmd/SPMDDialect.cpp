@@ -48,10 +48,10 @@ ReductionKind spmd::toReductionKind(::spmd::ReduceKind kind) {
 }
 
 MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
-                              SymbolTableCollection *symbolTable) {
-  Operation *found =
-      symbolTable ? symbolTable->lookupNearestSymbolFrom(from, name)
-                  : SymbolTable::lookupNearestSymbolFrom(from, name);
+                        SymbolTableCollection *symbolTable) {
+  Operation *found = symbolTable
+                         ? symbolTable->lookupNearestSymbolFrom(from, name)
+                         : SymbolTable::lookupNearestSymbolFrom(from, name);
   auto mesh = dyn_cast_or_null<MeshOp>(found);
   if (!mesh) {
     if (found)
@@ -63,8 +63,8 @@ MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
 }
 
 LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
-                                       Type type, StringRef what,
-                                       SymbolTableCollection *symbolTable) {
+                                 Type type, StringRef what,
+                                 SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -79,8 +79,8 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
     return failure();
   std::string error = layout.toLayout().validate(mesh.toMesh(), rank);
   if (!error.empty())
-    return anchor->emitError() << "invalid layout " << layout << " on " << what
-                               << ": " << error;
+    return anchor->emitError()
+           << "invalid layout " << layout << " on " << what << ": " << error;
   return success();
 }
 
@@ -88,9 +88,10 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
 static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
                                            Type type, StringRef what) {
   if (attr.getName() != SPMDDialect::kLayoutAttrName)
-    return op->emitError() << "unknown spmd attribute '" << attr.getName()
-                           << "' on " << what << "; expected '"
-                           << SPMDDialect::kLayoutAttrName << "'";
+    return op->emitError() << "unknown spmd attribute '"
+                           << attr.getName().getValue() << "' on " << what
+                           << "; expected '" << SPMDDialect::kLayoutAttrName
+                           << "'";
   auto layout = dyn_cast<LayoutAttr>(attr.getValue());
   if (!layout)
     return op->emitError() << "'" << SPMDDialect::kLayoutAttrName << "' on "
@@ -129,8 +130,8 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
   // `spmd.layout` on an op gives the layout of each of its results: one
   // #spmd.layout for a single result, or an array with one per result.
   if (attr.getName() != kLayoutAttrName)
-    return op->emitError() << "unknown spmd attribute '" << attr.getName()
-                           << "'";
+    return op->emitError() << "unknown spmd attribute '"
+                           << attr.getName().getValue() << "'";
   SmallVector<LayoutAttr> layouts;
   if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
     layouts.push_back(single);
@@ -138,9 +139,9 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
     for (Attribute a : array) {
       auto layout = dyn_cast<LayoutAttr>(a);
       if (!layout)
-        return op->emitError() << "'" << kLayoutAttrName
-                               << "' must hold #spmd.layout attributes, got "
-                               << a;
+        return op->emitError()
+               << "'" << kLayoutAttrName
+               << "' must hold #spmd.layout attributes, got " << a;
       layouts.push_back(layout);
     }
   } else {

@@ -88,9 +88,8 @@ TEST(Chunk, NestedExamples) {
 // representative per sharding coordinate tile the tensor exactly once, in the
 // nested reference order.
 TEST(Layout, ExhaustiveTiling) {
-  std::vector<Placement> choices = {Placement::replicate(),
-                                    Placement::shard(0), Placement::shard(1),
-                                    Placement::partial()};
+  std::vector<Placement> choices = {Placement::replicate(), Placement::shard(0),
+                                    Placement::shard(1), Placement::partial()};
   for (int64_t meshRank = 1; meshRank <= 3; ++meshRank) {
     std::vector<int64_t> sizes(meshRank, 1);
     while (true) {
@@ -207,15 +206,15 @@ TEST(Mesh, Validate) {
 }
 
 TEST(Placement, ParseAndPrint) {
-  for (const char *text : {"R", "S(0)", "S(12)", "P(sum)", "P(avg)", "P(max)",
-                           "P(min)"}) {
+  for (const char *text :
+       {"R", "S(0)", "S(12)", "P(sum)", "P(avg)", "P(max)", "P(min)"}) {
     auto p = Placement::parse(text);
     ASSERT_TRUE(p) << text;
     EXPECT_EQ(p->str(), text);
   }
   EXPECT_EQ(Placement::parse(" S( 3 ) ")->str(), "S(3)");
-  for (const char *bad : {"", "X", "S", "S()", "S(-1)", "S(a)", "P(prod)",
-                          "P()", "R(0)", "S(1"})
+  for (const char *bad :
+       {"", "X", "S", "S()", "S(-1)", "S(a)", "P(prod)", "P()", "R(0)", "S(1"})
     EXPECT_FALSE(Placement::parse(bad)) << bad;
   EXPECT_EQ(Placement::shard(1), Placement::shard(1));
   EXPECT_NE(Placement::shard(1), Placement::shard(0));
@@ -225,8 +224,9 @@ TEST(Placement, ParseAndPrint) {
 
 TEST(Layout, ValidateAgainstMeshAndRank) {
   Mesh m = mesh({2, 2});
-  EXPECT_EQ((Layout{{Placement::shard(1), Placement::replicate()}}).validate(m, 2),
-            "");
+  EXPECT_EQ(
+      (Layout{{Placement::shard(1), Placement::replicate()}}).validate(m, 2),
+      "");
   EXPECT_NE((Layout{{Placement::shard(2), Placement::replicate()}})
                 .validate(m, 2)
                 .find("shards dim 2 of a rank-2 tensor"),
@@ -235,8 +235,8 @@ TEST(Layout, ValidateAgainstMeshAndRank) {
             std::string::npos);
   EXPECT_EQ(Layout::replicated(2).str(), "[R, R]");
   EXPECT_TRUE(Layout::replicated(3).isReplicated());
-  EXPECT_TRUE((Layout{{Placement::partial(), Placement::replicate()}})
-                  .hasPartial());
+  EXPECT_TRUE(
+      (Layout{{Placement::partial(), Placement::replicate()}}).hasPartial());
 }
 
 } // namespace

@@ -1,0 +1,2 @@
+spmd.mesh @m ["x"=2
+func.func @f(
