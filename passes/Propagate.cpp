@@ -7,7 +7,10 @@
 //    array for several results; ops whose results are not all ranked tensors
 //    get none), unannotated function arguments / results the `spmd.layout`
 //    argument / result attribute; spmd.constrain results have the
-//    constrain's layout and carry no attribute;
+//    constrain's layout and carry no attribute. A `spmd.layout` op
+//    attribute present before the pass is a requirement: the op makes that
+//    layout if its rule allows, else the attribute is rewritten to what the
+//    op makes and a constrain right after it restores the user's layout;
 //  * every op's operand layouts (the producers' layouts) and result layouts
 //    fit the op's rule below;
 //  * layouts change only at spmd.constrain. Propagation inserts constrains
@@ -40,7 +43,8 @@
 //    one factor per loop from the indexing maps. A dim whose map expression is
 //    not a plain loop dim has no factor, and the loops in such an expression
 //    (and loops appearing twice in one operand, and parallel loops missing
-//    from some init) cannot be split. A reduction loop can be split only when
+//    from some init, and loops the payload reads with linalg.index) cannot
+//    be split. A reduction loop can be split only when
 //    every result's combiner is known: yield(out OP x) with OP addf/addi ->
 //    sum, maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui
 //    -> min. Results are tied to their inits (same layout). Partial alts
@@ -392,6 +396,13 @@ static OpRule linalgRule(linalg::LinalgOp op) {
     for (Factor &f : rule.factors)
       if (f.kind == Factor::Kind::Reduction)
         f.kind = Factor::Kind::Opaque;
+  // A loop the payload reads through linalg.index would need its offset
+  // rewritten per shard: keep it whole.
+  if (Block *body = op.getBlock())
+    body->walk([&](linalg::IndexOp index) {
+      if (index.getDim() < numLoops)
+        rule.factors[index.getDim()].kind = Factor::Kind::Opaque;
+    });
 
   // Partial alts from the payload's linearity.
   Block *body = op.getBlock();
