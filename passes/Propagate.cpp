@@ -65,7 +65,9 @@
 //    An empty tensor is never resharded: where a consumer needs another
 //    layout, a second tensor.empty with that layout is made for it (and
 //    reshards of empties cost nothing in the model).
-//  * arith.constant, tensor.splat: R only (results have no factors).
+//  * arith.constant, tensor.splat, tensor.from_elements: R only (results
+//    have no factors).
+//  * tensor.cast between ranked types: like an elementwise op; alt {source}.
 //  * tensor.expand_shape / collapse_shape: per reassociation group, the
 //    collapsed dim and the outermost non-unit expanded dim share a factor, and
 //    only when the torch.chunk boundaries of both (nested over the mesh axes
@@ -619,7 +621,17 @@ static OpKind classify(Operation *op, OpRule &rule) {
          {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min}});
     return OpKind::Rule;
   }
-  if (isa<arith::ConstantOp, tensor::SplatOp>(op) && op->getNumResults() == 1) {
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    auto src = dyn_cast<RankedTensorType>(cast.getSource().getType());
+    auto dst = dyn_cast<RankedTensorType>(cast.getType());
+    if (!src || !dst || src.getRank() != dst.getRank())
+      return OpKind::NoRule;
+    rule = identityDimsRule(op, src.getRank());
+    rule.alts.push_back({{0}, kLinearKinds});
+    return OpKind::Rule;
+  }
+  if (isa<arith::ConstantOp, tensor::SplatOp, tensor::FromElementsOp>(op) &&
+      op->getNumResults() == 1) {
     rule = identityDimsRule(op, 0);
     rule.slotDims.back() = SmallVector<int>(
         cast<RankedTensorType>(op->getResult(0).getType()).getRank(), -1);

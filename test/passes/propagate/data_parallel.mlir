@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // Data parallel: the batch is S(0), the weights R. The forward pass stays
 // S(0) on the batch dim everywhere, with no reshard.

@@ -1,6 +1,6 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 // Running the pass on its own output changes nothing.
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | spmd-opt --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate | spmd-opt --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // Megatron MLP forward on a 1-D mesh of 4: W1 column-split, W2 row-split.
 // The hidden activation is S(1), relu keeps it, the second matmul gives

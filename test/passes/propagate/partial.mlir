@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // Partial flows through linear ops and is reduced only where a nonlinear
 // consumer needs it.

@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // A sharding survives a reshape only when it splits the outermost dim of its
 // group and the torch.chunk boundaries stay the same; otherwise the operand

@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // A sliced, padded or concatenated dim does not keep its sharding; a dim
 // taken whole does.
@@ -85,4 +85,28 @@ func.func @pad(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
       tensor.yield %zero : f32
   } : tensor<8x16xf32> to tensor<10x16xf32>
   return %x, %y : tensor<8x18xf32>, tensor<10x16xf32>
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+
+// tensor.cast keeps the layout (partial included); a constant and
+// from_elements are R and are sharded for their consumer by a (local)
+// constrain.
+// CHECK-LABEL: func.func @cast_and_constants
+// CHECK: tensor.cast %arg0 {spmd.layout = #spmd.layout<@tp, [P(sum)]>} : tensor<8x4xf32> to tensor<?x4xf32>
+// CHECK: %[[C:.*]] = arith.constant {spmd.layout = #spmd.layout<@tp, [R]>} dense<2.000000e+00> : tensor<8xf32>
+// CHECK: %[[CS:.*]] = spmd.constrain %[[C]] to #spmd.layout<@tp, [S(0)]>
+// CHECK: arith.mulf %arg1, %[[CS]] {spmd.layout = #spmd.layout<@tp, [S(0)]>}
+// CHECK: tensor.from_elements {{.*}} {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<2xf32>
+func.func @cast_and_constants(%a: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>},
+                              %b: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                              %s: f32)
+    -> (tensor<?x4xf32>, tensor<8xf32>, tensor<2xf32>) {
+  %c = tensor.cast %a : tensor<8x4xf32> to tensor<?x4xf32>
+  %two = arith.constant dense<2.0> : tensor<8xf32>
+  %m = arith.mulf %b, %two : tensor<8xf32>
+  %f = tensor.from_elements %s, %s : tensor<2xf32>
+  return %c, %m, %f : tensor<?x4xf32>, tensor<8xf32>, tensor<2xf32>
 }

@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // Softmax over a split row dim: the max reduction gives P(max), which the
 // nonlinear subtraction cannot take, so it is reduced (P(max) -> R); the

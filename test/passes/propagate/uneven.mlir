@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --split-input-file --spmd-propagate | FileCheck %s
+// RUN: spmd-opt %s --split-input-file --spmd-propagate -verify-diagnostics | FileCheck %s
 
 // Uneven sizes propagate like even ones: 13 rows on 4 (4, 4, 4, 1).
 
