@@ -130,3 +130,66 @@ func.func @dp_step(%x: tensor<16x8xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>
   %nw = arith.subf %w, %g : tensor<8x4xf32>
   return %nw : tensor<8x4xf32>
 }
+
+// -----
+
+// FSDP style: the weight is stored S(0) on dp and gathered (user constrain)
+// before use; its gradient, a sum over the batch, is P(sum) and reduced
+// straight into the storage layout S(0) (a reduce_scatter).
+
+spmd.mesh @dp ["dp"=4]
+
+#xb = affine_map<(b, i, j) -> (b, i)>
+#yb = affine_map<(b, i, j) -> (b, j)>
+#wij = affine_map<(b, i, j) -> (i, j)>
+
+// CHECK-LABEL: func.func @fsdp
+// CHECK: %[[W:.*]] = spmd.constrain %arg1 to #spmd.layout<@dp, [R]>
+// CHECK-NOT: spmd.constrain
+// CHECK: %[[Y:.*]] = linalg.matmul {spmd.layout = #spmd.layout<@dp, [S(0)]>} ins(%arg0, %[[W]]
+// CHECK: %[[DW:.*]] = linalg.generic {{.*}} attrs = {spmd.layout = #spmd.layout<@dp, [P(sum)]>}
+// CHECK: %[[RS:.*]] = spmd.constrain %[[DW]] to #spmd.layout<@dp, [S(0)]>
+// CHECK-NOT: spmd.constrain
+// CHECK: return %[[Y]], %[[RS]]
+func.func @fsdp(%x: tensor<16x8xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>},
+                %w: tensor<8x4xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>},
+                %dy: tensor<16x4xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>})
+    -> (tensor<16x4xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>},
+        tensor<8x4xf32> {spmd.layout = #spmd.layout<@dp, [S(0)]>}) {
+  %zero = arith.constant 0.0 : f32
+  %wg = spmd.constrain %w to #spmd.layout<@dp, [R]> : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<16x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %y = linalg.matmul ins(%x, %wg : tensor<16x8xf32>, tensor<8x4xf32>)
+                     outs(%f : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %dw = linalg.generic {indexing_maps = [#xb, #yb, #wij],
+                        iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x, %dy : tensor<16x8xf32>, tensor<16x4xf32>) outs(%f2 : tensor<8x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %y, %dw : tensor<16x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Identical reshards of one value are made once: a partial gradient used by
+// two consumers that need it replicated is reduced once.
+
+spmd.mesh @dp ["dp"=4]
+
+// CHECK-LABEL: func.func @shared_reshard
+// CHECK: %[[R:.*]] = spmd.constrain %arg0 to #spmd.layout<@dp, [R]>
+// CHECK: math.exp %[[R]]
+// CHECK: math.tanh %[[R]]
+// CHECK-NOT: spmd.constrain
+func.func @shared_reshard(%g: tensor<8xf32> {spmd.layout = #spmd.layout<@dp, [P(sum)]>})
+    -> (tensor<8xf32>, tensor<8xf32>) {
+  %a = math.exp %g : tensor<8xf32>
+  %b = math.tanh %g : tensor<8xf32>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
