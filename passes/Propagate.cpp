@@ -68,6 +68,8 @@
 //  * arith.constant, tensor.splat, tensor.from_elements: R only (results
 //    have no factors).
 //  * tensor.cast between ranked types: like an elementwise op; alt {source}.
+//  * tensor.dim with a constant index: any layout of the source that does not
+//    split the queried dim (partial of any kind included).
 //  * tensor.expand_shape / collapse_shape: per reassociation group, the
 //    collapsed dim and the outermost non-unit expanded dim share a factor, and
 //    only when the torch.chunk boundaries of both (nested over the mesh axes
@@ -618,6 +620,19 @@ static OpKind classify(Operation *op, OpRule &rule) {
     rule = identityDimsRule(op, empty.getType().getRank());
     rule.alts.push_back(
         {{},
+         {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min}});
+    return OpKind::Rule;
+  }
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    // Reads only the shape: any layout that does not split the queried dim.
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!type || !index || *index < 0 || *index >= type.getRank())
+      return OpKind::NoRule;
+    rule = identityDimsRule(op, type.getRank());
+    (*rule.slotDims[0])[*index] = -1;
+    rule.alts.push_back(
+        {{0},
          {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min}});
     return OpKind::Rule;
   }

@@ -110,3 +110,25 @@ func.func @cast_and_constants(%a: tensor<8x4xf32> {spmd.layout = #spmd.layout<@t
   %f = tensor.from_elements %s, %s : tensor<2xf32>
   return %c, %m, %f : tensor<?x4xf32>, tensor<8xf32>, tensor<2xf32>
 }
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+
+// tensor.dim reads the shape only: a split of another dim (or a partial) is
+// fine, a split of the queried dim is gathered first.
+// CHECK-LABEL: func.func @dims
+// CHECK: tensor.dim %arg0, %c1
+// CHECK: tensor.dim %arg1, %c0
+// CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.dim %[[G]], %c0
+func.func @dims(%a: tensor<?x?xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                %p: tensor<?x4xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>})
+    -> (index, index, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d1 = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %dp = tensor.dim %p, %c0 : tensor<?x4xf32>
+  %d0 = tensor.dim %a, %c0 : tensor<?x?xf32>
+  return %d1, %dp, %d0 : index, index, index
+}
