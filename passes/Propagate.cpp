@@ -71,7 +71,7 @@
 //  * tensor.dim with a constant index: any layout of the source that does not
 //    split the queried dim (partial of any kind included).
 //  * tensor.expand_shape / collapse_shape: per reassociation group, the
-//    collapsed dim and the outermost non-unit expanded dim share a factor, and
+//    collapsed dim and the outermost expanded dim share a factor, and
 //    only when the torch.chunk boundaries of both (nested over the mesh axes
 //    splitting it) are identical; other expanded dims have no factor. Alt
 //    {src}.
@@ -81,6 +81,7 @@
 //  * tensor.insert_slice: a dest dim that the source covers whole shares a
 //    factor with the source and result dims; other dims have none. Alt
 //    {source, dest}.
+//    Rank-reducing slices (either kind) are R only: no factors, no alt.
 //  * tensor.concat: every dim but the concatenated one shares a factor with
 //    all inputs; the concatenated dim has none. Alt {all inputs}.
 //  * tensor.pad: dims with zero low and high padding share a factor; others
@@ -474,14 +475,9 @@ static OpRule reshapeRule(Operation *op, RankedTensorType collapsed,
   SmallVector<int> expandedDims(expanded.getRank(), -1);
   for (auto [g, group] : llvm::enumerate(groups)) {
     Factor f;
+    // The outermost expanded dim of the group carries the split.
     int outer = group.front();
     if (group.size() > 1) {
-      // The outermost non-unit expanded dim carries the split.
-      for (int64_t d : group)
-        if (expanded.getDimSize(d) != 1) {
-          outer = d;
-          break;
-        }
       f.reshape = true;
       f.size = collapsed.getDimSize(g);
       f.outerSize = expanded.getDimSize(outer);
@@ -523,12 +519,13 @@ static OpRule extractSliceRule(tensor::ExtractSliceOp op) {
   rule.numOperands = op->getNumOperands();
   RankedTensorType src = op.getSourceType();
   llvm::SmallBitVector dropped = op.getDroppedDims();
+  bool rankReducing = dropped.any();
   SmallVector<int> srcDims(src.getRank(), -1), resDims;
   for (int64_t d = 0; d < src.getRank(); ++d) {
     if (dropped.test(d))
       continue;
     int factor = -1;
-    if (isWholeDim(op, d, src.getDimSize(d))) {
+    if (!rankReducing && isWholeDim(op, d, src.getDimSize(d))) {
       factor = rule.factors.size();
       rule.factors.emplace_back();
     }
@@ -541,7 +538,8 @@ static OpRule extractSliceRule(tensor::ExtractSliceOp op) {
   rule.slotDims.push_back(resDims);
   rule.initOf.assign(rule.numOperands, -1);
   rule.resultReduce.assign(1, std::nullopt);
-  rule.alts.push_back({{0}, kLinearKinds});
+  if (!rankReducing)
+    rule.alts.push_back({{0}, kLinearKinds});
   return rule;
 }
 
@@ -550,12 +548,13 @@ static OpRule insertSliceRule(tensor::InsertSliceOp op) {
   rule.numOperands = op->getNumOperands();
   RankedTensorType dest = op.getDestType();
   llvm::SmallBitVector dropped = op.getDroppedDims();
+  bool rankReducing = dropped.any();
   SmallVector<int> srcDims, destDims(dest.getRank(), -1);
   for (int64_t d = 0; d < dest.getRank(); ++d) {
     if (dropped.test(d))
       continue;
     int factor = -1;
-    if (isWholeDim(op, d, dest.getDimSize(d))) {
+    if (!rankReducing && isWholeDim(op, d, dest.getDimSize(d))) {
       factor = rule.factors.size();
       rule.factors.emplace_back();
     }
@@ -569,7 +568,8 @@ static OpRule insertSliceRule(tensor::InsertSliceOp op) {
   rule.slotDims.push_back(destDims);
   rule.initOf.assign(rule.numOperands, -1);
   rule.resultReduce.assign(1, std::nullopt);
-  rule.alts.push_back({{0, 1}, kLinearKinds});
+  if (!rankReducing)
+    rule.alts.push_back({{0, 1}, kLinearKinds});
   return rule;
 }
 

@@ -11,8 +11,9 @@ spmd.mesh @tp ["tp"=4]
 // Rows 2..6: gathered first.
 // CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
 // CHECK: tensor.extract_slice %[[G]][2, 0] [4, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>}
-// Rank-reducing: row 0 of the columns-split operand keeps the column split.
-// CHECK: tensor.extract_slice %arg1[0, 0] [1, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x16xf32> to tensor<16xf32>
+// Rank-reducing slices are computed replicated.
+// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [R]>
+// CHECK: tensor.extract_slice %[[B]][0, 0] [1, 16] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<8x16xf32> to tensor<16xf32>
 func.func @extract_slice(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
                          %b: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>})
     -> (tensor<8x4xf32>, tensor<4x16xf32>, tensor<16xf32>) {
