@@ -29,7 +29,8 @@ def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
            "emit a remark at every inserted spmd.constrain saying which op "
-           "or annotation needs it">,
+           "or annotation needs it, and record it in the constrain's "
+           "`reason` attribute">,
   ];
 }
 

@@ -842,6 +842,13 @@ private:
   Value constrainTo(Value v, const Layout &to, Operation *before,
                     StringRef why);
   LogicalResult materialize();
+  /// Records why an inserted constrain is there: a `reason` attribute (which
+  /// spmd-partition's explanations quote) and a remark.
+  void explainConstrain(::spmd::ConstrainOp constrain, StringRef reason) {
+    constrain->setAttr("reason",
+                       StringAttr::get(constrain.getContext(), reason));
+    constrain.emitRemark() << "spmd-propagate: " << reason;
+  }
 
   func::FuncOp fn;
   FlatSymbolRefAttr meshRef;
@@ -1056,10 +1063,13 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
   }
   auto constrain = ::spmd::ConstrainOp::create(builder, before->getLoc(),
                                                v.getType(), v, toAttr);
-  if (explain)
-    constrain.emitRemark() << "spmd-propagate: reshard from "
-                           << attr(actual.lookup(v)) << " to " << toAttr
-                           << " for " << why;
+  if (explain) {
+    std::string reason;
+    llvm::raw_string_ostream os(reason);
+    os << "reshard from " << attr(actual.lookup(v)) << " to " << toAttr
+       << " for " << why;
+    explainConstrain(constrain, reason);
+  }
   constrainCache[key] = constrain.getResult();
   actual[constrain.getResult()] = to;
   return constrain.getResult();
@@ -1182,9 +1192,10 @@ LogicalResult FunctionPropagation::materialize() {
       r.replaceAllUsesExcept(constrain.getResult(), constrain);
       actual[constrain.getResult()] = it->second;
       if (explain)
-        constrain.emitRemark()
-            << "spmd-propagate: reshard to the annotated layout of '"
-            << op->getName() << "' result " << r.getResultNumber();
+        explainConstrain(constrain, "reshard to the annotated layout of '" +
+                                        op->getName().getStringRef().str() +
+                                        "' result " +
+                                        std::to_string(r.getResultNumber()));
     }
   }
   return success();

@@ -10,7 +10,8 @@ spmd.mesh @tp ["tp"=4]
 // output column. Splitting the contraction needs b S(1) -> S(0) (all_to_all
 // of 32 KiB); splitting the columns needs a gathered (4 MiB).
 // CHECK-LABEL: func.func @big_first
-// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [S(0)]> : tensor<1024x8xf32>
+// With explain, the reason is also kept on the constrain for spmd-partition.
+// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [S(0)]> : tensor<1024x8xf32> {reason = "reshard from #spmd.layout<@tp, [S(1)]> to #spmd.layout<@tp, [S(0)]> for operand 1 of 'linalg.matmul'"}
 // CHECK-NOT: spmd.constrain
 // CHECK: linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>} ins(%arg0, %[[B]] :
 func.func @big_first(%a: tensor<1024x1024xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
