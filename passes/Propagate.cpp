@@ -44,10 +44,10 @@
 //    not a plain loop dim has no factor, and the loops in such an expression
 //    (and loops appearing twice in one operand, and parallel loops missing
 //    from some init, and loops the payload reads with linalg.index) cannot
-//    be split. A reduction loop can be split only when
-//    every result's combiner is known: yield(out OP x) with OP addf/addi ->
-//    sum, maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui
-//    -> min. Results are tied to their inits (same layout). Partial alts
+//    be split. A reduction loop can be split only when every result's
+//    combiner is known: yield(out OP x) with OP addf/addi -> sum,
+//    maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui ->
+//    min. Results are tied to their inits (same layout). Partial alts
 //    (single-init ops only): every set S of tensor inputs such that the
 //    payload is linear in S (+ the out arg if the payload reads it), with
 //    add/sub of two linear terms, neg, mul by a replicated term, div by a
@@ -56,7 +56,7 @@
 //    broadcast, copy {in, init}; sum-reduce {in, init}. The init is in every
 //    alt (P(kind) too).
 //  * linalg.fill: as above, plus the alt {init} with P(k) when the fill value
-//    is the identity of k (0.0/0 -> sum, -inf -> max, +inf -> min).
+//    is the identity of k (0.0/0 -> sum or avg, -inf -> max, +inf -> min).
 //  * arith/math elementwise ops on tensors (ElementwiseMappable): one
 //    parallel factor per dim shared by all operands and results; partial
 //    alts from the same linearity rules (addf/subf/addi/subi {a, b}, negf
