@@ -1,0 +1,59 @@
+//===- CostModelTest.cpp - alpha-beta reshard cost ------------------------===//
+
+#include "passes/CostModel.h"
+
+#include <gtest/gtest.h>
+
+using namespace spmd;
+
+namespace {
+
+const CommCostParams kParams{/*alpha=*/1.0, /*beta=*/0.5};
+
+TEST(CostModel, AxisTransitions) {
+  Placement r = Placement::replicate(), s0 = Placement::shard(0),
+            s1 = Placement::shard(1), sum = Placement::partial(),
+            max = Placement::partial(ReduceKind::Max);
+  // k = 4, 400 bytes: (k-1)/k * bytes = 300, times beta 0.5 = 150.
+  EXPECT_DOUBLE_EQ(axisReshardCost(r, s0, 4, 400, kParams), 0.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(r, sum, 4, 400, kParams), 0.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(s0, s0, 4, 400, kParams), 0.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(s0, r, 4, 400, kParams), 1.0 + 150.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(sum, s1, 4, 400, kParams), 1.0 + 150.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(sum, r, 4, 400, kParams), 1.0 + 300.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(sum, max, 4, 400, kParams), 1.0 + 300.0);
+  EXPECT_DOUBLE_EQ(axisReshardCost(s0, s1, 4, 400, kParams), 1.0 + 37.5);
+  EXPECT_DOUBLE_EQ(axisReshardCost(s0, sum, 4, 400, kParams), 1.0 + 150.0);
+  // A mesh axis of size 1 never costs anything.
+  EXPECT_DOUBLE_EQ(axisReshardCost(sum, r, 1, 400, kParams), 0.0);
+}
+
+TEST(CostModel, OrderingMatchesCollectives) {
+  Placement r = Placement::replicate(), s0 = Placement::shard(0),
+            s1 = Placement::shard(1), sum = Placement::partial();
+  CommCostParams p;
+  double bytes = 1 << 20;
+  double gather = axisReshardCost(s0, r, 8, bytes, p);
+  double allReduce = axisReshardCost(sum, r, 8, bytes, p);
+  double reduceScatter = axisReshardCost(sum, s0, 8, bytes, p);
+  double allToAll = axisReshardCost(s0, s1, 8, bytes, p);
+  EXPECT_LT(allToAll, gather);
+  EXPECT_DOUBLE_EQ(gather, reduceScatter);
+  EXPECT_LT(reduceScatter, allReduce);
+}
+
+TEST(CostModel, WholeLayoutOnTwoAxes) {
+  Mesh mesh{{"dp", "tp"}, {2, 4}};
+  Layout from{{Placement::shard(0), Placement::partial()}};
+  Layout to{{Placement::shard(0), Placement::replicate()}};
+  // The tp group sees the dp shard: 800 / 2 = 400 bytes, all_reduce on 4.
+  EXPECT_DOUBLE_EQ(axisGroupBytes(mesh, from, 1, 800), 400.0);
+  EXPECT_DOUBLE_EQ(reshardCost(mesh, from, to, 800, kParams), 1.0 + 300.0);
+  // Two axes changing cost the sum of both steps.
+  Layout gathered = Layout::replicated(2);
+  EXPECT_DOUBLE_EQ(reshardCost(mesh, from, gathered, 800, kParams),
+                   (1.0 + 0.5 * 0.5 * 800 / 1) + (1.0 + 300.0));
+  EXPECT_DOUBLE_EQ(reshardCost(mesh, to, to, 800, kParams), 0.0);
+}
+
+} // namespace
