@@ -48,10 +48,10 @@ ReductionKind spmd::toReductionKind(::spmd::ReduceKind kind) {
 }
 
 MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
-                              SymbolTableCollection *symbolTable) {
-  Operation *found =
-      symbolTable ? symbolTable->lookupNearestSymbolFrom(from, name)
-                  : SymbolTable::lookupNearestSymbolFrom(from, name);
+                        SymbolTableCollection *symbolTable) {
+  Operation *found = symbolTable
+                         ? symbolTable->lookupNearestSymbolFrom(from, name)
+                         : SymbolTable::lookupNearestSymbolFrom(from, name);
   auto mesh = dyn_cast_or_null<MeshOp>(found);
   if (!mesh) {
     if (found)
@@ -63,8 +63,8 @@ MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
 }
 
 LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
-                                       Type type, StringRef what,
-                                       SymbolTableCollection *symbolTable) {
+                                 Type type, StringRef what,
+                                 SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -79,14 +79,33 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
     return failure();
   std::string error = layout.toLayout().validate(mesh.toMesh(), rank);
   if (!error.empty())
-    return anchor->emitError() << "invalid layout " << layout << " on " << what
-                               << ": " << error;
+    return anchor->emitError()
+           << "invalid layout " << layout << " on " << what << ": " << error;
   return success();
 }
 
 /// Verifies a `spmd.layout` attribute attached to an argument or result.
 static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
                                            Type type, StringRef what) {
+  if (attr.getName() == SPMDDialect::kGlobalTypeAttrName) {
+    // The global type of a local (partitioned) value: same rank and element
+    // type, static shape.
+    auto typeAttr = dyn_cast<TypeAttr>(attr.getValue());
+    auto global =
+        typeAttr ? dyn_cast<RankedTensorType>(typeAttr.getValue()) : nullptr;
+    auto local = dyn_cast_or_null<RankedTensorType>(type);
+    if (!global || !global.hasStaticShape())
+      return op->emitError()
+             << "'" << SPMDDialect::kGlobalTypeAttrName << "' on " << what
+             << " must be a statically shaped tensor type, got "
+             << attr.getValue();
+    if (!local || local.getRank() != global.getRank() ||
+        local.getElementType() != global.getElementType())
+      return op->emitError()
+             << "'" << SPMDDialect::kGlobalTypeAttrName << "' " << global
+             << " on " << what << " does not match its local type " << type;
+    return success();
+  }
   if (attr.getName() != SPMDDialect::kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '" << attr.getName()
                            << "' on " << what << "; expected '"
@@ -138,9 +157,9 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
     for (Attribute a : array) {
       auto layout = dyn_cast<LayoutAttr>(a);
       if (!layout)
-        return op->emitError() << "'" << kLayoutAttrName
-                               << "' must hold #spmd.layout attributes, got "
-                               << a;
+        return op->emitError()
+               << "'" << kLayoutAttrName
+               << "' must hold #spmd.layout attributes, got " << a;
       layouts.push_back(layout);
     }
   } else {
