@@ -48,10 +48,10 @@ ReductionKind spmd::toReductionKind(::spmd::ReduceKind kind) {
 }
 
 MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
-                        SymbolTableCollection *symbolTable) {
-  Operation *found = symbolTable
-                         ? symbolTable->lookupNearestSymbolFrom(from, name)
-                         : SymbolTable::lookupNearestSymbolFrom(from, name);
+                              SymbolTableCollection *symbolTable) {
+  Operation *found =
+      symbolTable ? symbolTable->lookupNearestSymbolFrom(from, name)
+                  : SymbolTable::lookupNearestSymbolFrom(from, name);
   auto mesh = dyn_cast_or_null<MeshOp>(found);
   if (!mesh) {
     if (found)
@@ -63,8 +63,8 @@ MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
 }
 
 LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
-                                 Type type, StringRef what,
-                                 SymbolTableCollection *symbolTable) {
+                                       Type type, StringRef what,
+                                       SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -79,8 +79,8 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
     return failure();
   std::string error = layout.toLayout().validate(mesh.toMesh(), rank);
   if (!error.empty())
-    return anchor->emitError()
-           << "invalid layout " << layout << " on " << what << ": " << error;
+    return anchor->emitError() << "invalid layout " << layout << " on " << what
+                               << ": " << error;
   return success();
 }
 
@@ -157,9 +157,9 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
     for (Attribute a : array) {
       auto layout = dyn_cast<LayoutAttr>(a);
       if (!layout)
-        return op->emitError()
-               << "'" << kLayoutAttrName
-               << "' must hold #spmd.layout attributes, got " << a;
+        return op->emitError() << "'" << kLayoutAttrName
+                               << "' must hold #spmd.layout attributes, got "
+                               << a;
       layouts.push_back(layout);
     }
   } else {

@@ -37,10 +37,11 @@ static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
 static void printMeshAxes(OpAsmPrinter &printer, Operation *, ArrayAttr names,
                           DenseI64ArrayAttr sizes) {
   printer << "[";
-  llvm::interleaveComma(
-      llvm::zip(names, sizes.asArrayRef()), printer, [&](auto pair) {
-        printer << std::get<0>(pair) << "=" << std::get<1>(pair);
-      });
+  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()), printer,
+                        [&](auto pair) {
+                          printer << std::get<0>(pair) << "="
+                                  << std::get<1>(pair);
+                        });
   printer << "]";
 }
 
@@ -144,8 +145,8 @@ static FailureOr<GroupInfo> verifyGroup(Operation *op, FlatSymbolRefAttr name,
     StringRef axis = cast<StringAttr>(attr).getValue();
     std::optional<int64_t> index = info.mesh.getAxisIndex(axis);
     if (!index)
-      return op->emitOpError()
-             << "mesh " << name << " has no axis named '" << axis << "'";
+      return op->emitOpError() << "mesh " << name << " has no axis named '"
+                               << axis << "'";
     if (!seen.insert(axis).second)
       return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
     info.axes.push_back(*index);
@@ -167,17 +168,16 @@ static LogicalResult verifySameRankAndElement(Operation *op,
                                               RankedTensorType out,
                                               ArrayRef<int64_t> dims) {
   if (in.getElementType() != out.getElementType())
-    return op->emitOpError()
-           << "changes the element type from " << in.getElementType() << " to "
-           << out.getElementType();
+    return op->emitOpError() << "changes the element type from "
+                             << in.getElementType() << " to "
+                             << out.getElementType();
   if (in.getRank() != out.getRank())
     return op->emitOpError() << "changes the rank from " << in.getRank()
                              << " to " << out.getRank();
   for (int64_t dim : dims)
     if (dim < 0 || dim >= in.getRank())
-      return op->emitOpError()
-             << "dim " << dim << " is out of range for a rank-" << in.getRank()
-             << " tensor";
+      return op->emitOpError() << "dim " << dim << " is out of range for a rank-"
+                               << in.getRank() << " tensor";
   return success();
 }
 
@@ -195,8 +195,8 @@ static LogicalResult verifyDim(Operation *op, int64_t dim, int64_t in,
   switch (rule) {
   case DimRule::Same:
     if (in != out)
-      return op->emitOpError()
-             << "dim " << dim << " changes from " << in << " to " << out;
+      return op->emitOpError() << "dim " << dim << " changes from " << in
+                               << " to " << out;
     return success();
   case DimRule::Gather:
     if (out != in * k)
@@ -210,9 +210,9 @@ static LogicalResult verifyDim(Operation *op, int64_t dim, int64_t in,
              << "splits dim " << dim << " of size " << in << " into " << k
              << " uneven chunks, so the result dim must be dynamic ('?')";
     if (out != in / k)
-      return op->emitOpError()
-             << "splits dim " << dim << " of size " << in << " into " << k
-             << " chunks of " << in / k << ", not " << out;
+      return op->emitOpError() << "splits dim " << dim << " of size " << in
+                               << " into " << k << " chunks of " << in / k
+                               << ", not " << out;
     return success();
   }
   llvm_unreachable("unknown dim rule");
@@ -223,14 +223,14 @@ static LogicalResult verifyShapes(Operation *op, RankedTensorType in,
                                   RankedTensorType out, int64_t k,
                                   ArrayRef<DimRule> rules) {
   for (int64_t d = 0; d < in.getRank(); ++d)
-    if (failed(
-            verifyDim(op, d, in.getDimSize(d), out.getDimSize(d), rules[d], k)))
+    if (failed(verifyDim(op, d, in.getDimSize(d), out.getDimSize(d), rules[d],
+                         k)))
       return failure();
   return success();
 }
 
-static SmallVector<DimRule>
-rulesWith(int64_t rank, ArrayRef<std::pair<int64_t, DimRule>> set) {
+static SmallVector<DimRule> rulesWith(int64_t rank,
+                                      ArrayRef<std::pair<int64_t, DimRule>> set) {
   SmallVector<DimRule> rules(rank, DimRule::Same);
   for (auto [dim, rule] : set)
     rules[dim] = rule;
@@ -277,10 +277,10 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
   if (getSplitDim() == getConcatDim())
     return emitOpError() << "splits and concatenates the same dim "
                          << getSplitDim() << "; that is no layout change";
-  return verifyShapes(
-      *this, in, out, group->size,
-      rulesWith(in.getRank(), {{getSplitDim(), DimRule::Split},
-                               {getConcatDim(), DimRule::Gather}}));
+  return verifyShapes(*this, in, out, group->size,
+                      rulesWith(in.getRank(), {{getSplitDim(), DimRule::Split},
+                                               {getConcatDim(),
+                                                DimRule::Gather}}));
 }
 
 LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
