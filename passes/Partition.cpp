@@ -219,7 +219,7 @@ LogicalResult FunctionPartitioner::collectLayouts() {
                  const Twine &what) -> LogicalResult {
     auto type = cast<RankedTensorType>(v.getType());
     if (!type.hasStaticShape())
-      return anchor->emitError()
+      return anchor->emitOpError()
              << what << " has the dynamic global type " << type
              << "; spmd-partition needs static global shapes";
     if (!meshRef) {
@@ -229,7 +229,7 @@ LogicalResult FunctionPartitioner::collectLayouts() {
         return failure();
       mesh = meshOp.toMesh();
     } else if (layout.getMesh() != meshRef) {
-      return anchor->emitError()
+      return anchor->emitOpError()
              << what << " is on mesh " << layout.getMesh()
              << " but the function already uses " << meshRef
              << "; spmd-partition supports one mesh per function";
