@@ -154,11 +154,28 @@ private:
   LogicalResult checkElementwise(Operation *op);
   LogicalResult checkCreation(Operation *op, Value result);
   LogicalResult checkReturn(func::ReturnOp op);
+  LogicalResult checkReshape(Operation *op, Value small, Value big,
+                             ArrayRef<ReassociationIndices> groups);
+  LogicalResult checkSlice(Operation *op, Value sliced, Value whole,
+                           ArrayRef<Value> same, ArrayRef<int64_t> offsets,
+                           ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+                           bool dynamic);
   LogicalResult checkConstrain(ConstrainOp op);
 
   // Rewrite phase.
   LogicalResult rewriteConstrain(ConstrainOp op);
   void rewriteEmpty(tensor::EmptyOp op);
+  void rewriteCollapse(tensor::CollapseShapeOp op);
+  void rewriteExpand(tensor::ExpandShapeOp op);
+  SmallVector<OpFoldResult> localSliceSizes(OpBuilder &b, Location loc,
+                                            Value whole, Value sliced,
+                                            ArrayRef<OpFoldResult> sizes);
+  void rewriteExtract(tensor::ExtractSliceOp op);
+  void rewriteInsert(tensor::InsertSliceOp op);
+  /// The local size of dim `d` of `global` in `layout`: a constant if it is
+  /// the same on every rank, else spmd.local_size.
+  OpFoldResult localSize(OpBuilder &b, Location loc, RankedTensorType global,
+                         LayoutAttr layout, int64_t d);
   LogicalResult rewriteConstant(arith::ConstantOp op);
   Value makePartial(OpBuilder &b, Location loc, Value v, LayoutAttr layout);
 
@@ -334,6 +351,26 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
     return checkCreation(op, fill.getResult(0));
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return isTensor(constant) ? checkCreation(op, constant) : success();
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    return checkReshape(op, collapse.getResult(), collapse.getSrc(),
+                        collapse.getReassociationIndices());
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return checkReshape(op, expand.getSrc(), expand.getResult(),
+                        expand.getReassociationIndices());
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
+    return checkSlice(op, extract.getResult(), extract.getSource(), {},
+                      extract.getStaticOffsets(), extract.getStaticSizes(),
+                      extract.getStaticStrides(),
+                      !extract.getOffsets().empty() ||
+                          !extract.getSizes().empty() ||
+                          !extract.getStrides().empty());
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return checkSlice(op, insert.getSource(), insert.getResult(),
+                      {insert.getDest()}, insert.getStaticOffsets(),
+                      insert.getStaticSizes(), insert.getStaticStrides(),
+                      !insert.getOffsets().empty() ||
+                          !insert.getSizes().empty() ||
+                          !insert.getStrides().empty());
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return checkLinalg(linalgOp);
   if (OpTrait::hasElementwiseMappableTraits(op) &&
@@ -389,6 +426,108 @@ LogicalResult FunctionPartitioner::checkReturn(func::ReturnOp op) {
              << " but result " << i << " is declared " << declared
              << "; an spmd.constrain must change it first";
   }
+  return success();
+}
+
+/// Reshapes: each dim of `small` is a group of dims of `big`. A sharding
+/// survives when it is on the group's outermost dim on the big side, and
+/// every rank's chunk of that dim, times the inner dims, is exactly its chunk
+/// of the small dim (checked on every rank).
+LogicalResult
+FunctionPartitioner::checkReshape(Operation *op, Value small, Value big,
+                                  ArrayRef<ReassociationIndices> groups) {
+  ::spmd::Layout ls = layoutOf(small), lb = layoutOf(big);
+  auto smallType = cast<RankedTensorType>(small.getType());
+  auto bigType = cast<RankedTensorType>(big.getType());
+  for (int64_t a = 0; a < mesh.rank(); ++a) {
+    ::spmd::Placement ps = ls.placements[a], pb = lb.placements[a];
+    if (!ps.isShard() && !pb.isShard()) {
+      if (ps != pb)
+        return op->emitOpError()
+               << "changes the placement on mesh axis '" << mesh.axisNames[a]
+               << "' from " << layouts.lookup(op->getOperand(0)) << " to "
+               << layouts.lookup(op->getResult(0))
+               << "; a reshape keeps R and P";
+      continue;
+    }
+    if (!ps.isShard() || !pb.isShard() || groups[ps.dim].front() != pb.dim)
+      return op->emitOpError()
+             << "cannot carry the sharding on mesh axis '" << mesh.axisNames[a]
+             << "' from " << layouts.lookup(op->getOperand(0)) << " to "
+             << layouts.lookup(op->getResult(0))
+             << ": a sharded dim must be the outermost dim of its reshaped "
+                "group";
+  }
+  std::vector<int64_t> smallShape(smallType.getShape().begin(),
+                                  smallType.getShape().end());
+  std::vector<int64_t> bigShape(bigType.getShape().begin(),
+                                bigType.getShape().end());
+  for (auto [q, group] : llvm::enumerate(groups)) {
+    if (ls.shardAxes(q).empty())
+      continue;
+    int64_t rest = 1;
+    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
+      rest *= bigShape[d];
+    bool aligned = rest != 0;
+    for (int64_t dev = 0; aligned && dev < mesh.numDevices(); ++dev) {
+      std::vector<int64_t> coords = mesh.coords(dev);
+      ::spmd::Range rs = ::spmd::localRanges(mesh, ls, smallShape, coords)[q];
+      ::spmd::Range rb =
+          ::spmd::localRanges(mesh, lb, bigShape, coords)[group.front()];
+      aligned = rs.offset == rb.offset * rest && rs.size == rb.size * rest;
+    }
+    if (!aligned)
+      return op->emitOpError() << "reshapes sharded dim " << q << " of "
+                               << smallType << " but the chunk boundaries of "
+                               << layouts.lookup(op->getOperand(0)) << " and "
+                               << layouts.lookup(op->getResult(0))
+                               << " do not match on every rank";
+  }
+  return success();
+}
+
+/// extract_slice / insert_slice: the layout is unchanged (a slice of a
+/// partial is a partial) and sharded dims are taken whole.
+LogicalResult FunctionPartitioner::checkSlice(Operation *op, Value sliced,
+                                              Value whole, ArrayRef<Value> same,
+                                              ArrayRef<int64_t> offsets,
+                                              ArrayRef<int64_t> sizes,
+                                              ArrayRef<int64_t> strides,
+                                              bool dynamic) {
+  ::spmd::Layout lw = layoutOf(whole), ls = layoutOf(sliced);
+  bool replicated = lw.isReplicated() && ls.isReplicated();
+  for (Value v : same)
+    replicated &= layoutOf(v).isReplicated();
+  if (replicated)
+    return success();
+  for (Value v : same)
+    if (layouts.lookup(v) != layouts.lookup(whole))
+      return op->emitOpError()
+             << "needs its destination and result in the same layout, got "
+             << layouts.lookup(v) << " and " << layouts.lookup(whole);
+  auto wholeType = cast<RankedTensorType>(whole.getType());
+  auto slicedType = cast<RankedTensorType>(sliced.getType());
+  bool hasShard = llvm::any_of(
+      lw.placements, [](const ::spmd::Placement &p) { return p.isShard(); });
+  if (hasShard && slicedType.getRank() != wholeType.getRank())
+    return op->emitOpError()
+           << "is rank-reducing on a sharded value (" << layouts.lookup(whole)
+           << "); only replicated ones are supported";
+  if (lw != ls)
+    return op->emitOpError() << "must keep the layout: the whole tensor is "
+                             << layouts.lookup(whole) << " but the slice is "
+                             << layouts.lookup(sliced);
+  if (dynamic)
+    return op->emitOpError()
+           << "has dynamic offsets, sizes or strides on a non-replicated "
+              "value; only static ones are supported";
+  for (int64_t d = 0; d < wholeType.getRank(); ++d)
+    if (!lw.shardAxes(d).empty() &&
+        (offsets[d] != 0 || sizes[d] != wholeType.getDimSize(d) ||
+         strides[d] != 1))
+      return op->emitOpError()
+             << "slices dim " << d << ", which " << layouts.lookup(whole)
+             << " shards; a sharded dim must be taken whole";
   return success();
 }
 
@@ -759,6 +898,90 @@ void FunctionPartitioner::rewriteEmpty(tensor::EmptyOp op) {
   op.erase();
 }
 
+OpFoldResult FunctionPartitioner::localSize(OpBuilder &b, Location loc,
+                                            RankedTensorType global,
+                                            LayoutAttr layout, int64_t d) {
+  RankedTensorType local = localType(global, layout);
+  if (!local.isDynamicDim(d))
+    return b.getIndexAttr(local.getDimSize(d));
+  std::vector<int64_t> axes = layout.toLayout().shardAxes(d);
+  return LocalSizeOp::create(
+             b, loc, b.getIndexType(), meshRef,
+             axisNames(SmallVector<int64_t>(axes.begin(), axes.end())),
+             b.getI64IntegerAttr(global.getDimSize(d)))
+      .getResult();
+}
+
+void FunctionPartitioner::rewriteCollapse(tensor::CollapseShapeOp op) {
+  RankedTensorType type = localType(op.getResult());
+  OpBuilder b(op);
+  Value local = tensor::CollapseShapeOp::create(b, op.getLoc(), op.getSrc(),
+                                                op.getReassociationIndices());
+  // The inferred type can be more dynamic than the layout's (a dim of 0).
+  if (local.getType() != type)
+    local = tensor::CastOp::create(b, op.getLoc(), type, local);
+  op.getResult().replaceAllUsesWith(local);
+  op.erase();
+}
+
+void FunctionPartitioner::rewriteExpand(tensor::ExpandShapeOp op) {
+  RankedTensorType type = localType(op.getResult());
+  LayoutAttr layout = layouts.lookup(op.getResult());
+  OpBuilder b(op);
+  SmallVector<OpFoldResult> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    shape.push_back(localSize(b, op.getLoc(), op.getResultType(), layout, d));
+  auto local = tensor::ExpandShapeOp::create(
+      b, op.getLoc(), type, op.getSrc(), op.getReassociationIndices(), shape);
+  op.getResult().replaceAllUsesWith(local.getResult());
+  op.erase();
+}
+
+/// Slice sizes with every sharded dim replaced by the local size of `whole`
+/// (taken whole, see checkSlice).
+SmallVector<OpFoldResult>
+FunctionPartitioner::localSliceSizes(OpBuilder &b, Location loc, Value whole,
+                                     Value sliced,
+                                     ArrayRef<OpFoldResult> sizes) {
+  ::spmd::Layout layout = layoutOf(whole);
+  auto local = cast<RankedTensorType>(whole.getType());
+  SmallVector<OpFoldResult> result(sizes.begin(), sizes.end());
+  for (int64_t d = 0; d < local.getRank(); ++d) {
+    if (layout.shardAxes(d).empty())
+      continue;
+    if (local.isDynamicDim(d))
+      result[d] = tensor::DimOp::create(b, loc, whole, d).getResult();
+    else
+      result[d] = b.getIndexAttr(local.getDimSize(d));
+  }
+  return result;
+}
+
+void FunctionPartitioner::rewriteExtract(tensor::ExtractSliceOp op) {
+  RankedTensorType type = localType(op.getResult());
+  OpBuilder b(op);
+  SmallVector<OpFoldResult> sizes = localSliceSizes(
+      b, op.getLoc(), op.getSource(), op.getResult(), op.getMixedSizes());
+  auto local = tensor::ExtractSliceOp::create(
+      b, op.getLoc(), type, op.getSource(), op.getMixedOffsets(), sizes,
+      op.getMixedStrides());
+  op.getResult().replaceAllUsesWith(local.getResult());
+  op.erase();
+}
+
+void FunctionPartitioner::rewriteInsert(tensor::InsertSliceOp op) {
+  OpBuilder b(op);
+  // The source is taken whole on sharded dims, so its local sizes are the
+  // slice sizes there.
+  SmallVector<OpFoldResult> sizes = localSliceSizes(
+      b, op.getLoc(), op.getSource(), op.getSource(), op.getMixedSizes());
+  auto local = tensor::InsertSliceOp::create(b, op.getLoc(), op.getSource(),
+                                             op.getDest(), op.getMixedOffsets(),
+                                             sizes, op.getMixedStrides());
+  op.getResult().replaceAllUsesWith(local.getResult());
+  op.erase();
+}
+
 /// A constant 0 (float or integer, scalar or splat): a valid P(sum) term
 /// on every rank as it is.
 static bool isZero(Value v) {
@@ -826,6 +1049,22 @@ LogicalResult FunctionPartitioner::rewrite() {
     }
     if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
       rewriteEmpty(empty);
+      continue;
+    }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      rewriteCollapse(collapse);
+      continue;
+    }
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      rewriteExpand(expand);
+      continue;
+    }
+    if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      rewriteExtract(extract);
+      continue;
+    }
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+      rewriteInsert(insert);
       continue;
     }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

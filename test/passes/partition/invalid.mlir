@@ -150,8 +150,8 @@ func.func @index_semantics(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S
 
 spmd.mesh @tp ["tp"=4]
 func.func @no_rule(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
-  // expected-error @+1 {{'tensor.collapse_shape' op has no spmd-partition rule and its operand is not replicated (layout #spmd.layout<@tp, [S(0)]>)}}
-  %c = tensor.collapse_shape %x [[0, 1]] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x8xf32> into tensor<64xf32>
+  // expected-error @+1 {{'tensor.concat' op has no spmd-partition rule and its operand is not replicated (layout #spmd.layout<@tp, [S(0)]>)}}
+  %c = tensor.concat dim(1) %x, %x {spmd.layout = #spmd.layout<@tp, [S(0)]>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x16xf32>
   return
 }
 
@@ -181,3 +181,40 @@ func.func @dynamic_global(%x: tensor<?xf32> {spmd.layout = #spmd.layout<@tp, [S(
   return
 }
 // expected-error @-3 {{argument 0 has the dynamic global type 'tensor<?xf32>'; spmd-partition needs static global shapes}}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @reshape_misaligned(%x: tensor<6x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  // 6 rows on 4 are 2, 2, 2, 0 (times 4: 8, 8, 8, 0) but 24 on 4 is 6 each.
+  // expected-error @+1 {{'tensor.collapse_shape' op reshapes sharded dim 0 of 'tensor<24xf32>' but the chunk boundaries of #spmd.layout<@tp, [S(0)]> and #spmd.layout<@tp, [S(0)]> do not match on every rank}}
+  %c = tensor.collapse_shape %x [[0, 1]] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<6x4xf32> into tensor<24xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @reshape_inner_dim(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>}) {
+  // expected-error @+1 {{'tensor.collapse_shape' op cannot carry the sharding on mesh axis 'tp' from #spmd.layout<@tp, [S(1)]> to #spmd.layout<@tp, [S(0)]>: a sharded dim must be the outermost dim of its reshaped group}}
+  %c = tensor.collapse_shape %x [[0, 1]] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x8xf32> into tensor<64xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @slice_sharded_dim(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  // expected-error @+1 {{'tensor.extract_slice' op slices dim 0, which #spmd.layout<@tp, [S(0)]> shards; a sharded dim must be taken whole}}
+  %c = tensor.extract_slice %x[2, 0] [4, 8] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x8xf32> to tensor<4x8xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @slice_changes_layout(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  // expected-error @+1 {{'tensor.extract_slice' op must keep the layout: the whole tensor is #spmd.layout<@tp, [S(0)]> but the slice is #spmd.layout<@tp, [R]>}}
+  %c = tensor.extract_slice %x[0, 0] [8, 4] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<8x8xf32> to tensor<8x4xf32>
+  return
+}
