@@ -54,3 +54,35 @@ func.func @mlp(%x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [R]>},
 // left on any op.
 // CHECK-NOT: spmd.all_
 // CHECK-NOT: {spmd.layout
+// CHECK: }
+
+// Sequence-parallel variant: activations are S(0) on the token dim between
+// blocks, so the block starts with an all_gather and ends with a
+// reduce_scatter instead of an all_reduce.
+// CHECK-LABEL: func.func @mlp_sequence_parallel
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x16xf32>
+// CHECK: %[[XF:.*]] = spmd.all_gather %[[X]] on @tp ["tp"] dim 0 : tensor<2x16xf32> -> tensor<8x16xf32>
+// CHECK: linalg.matmul ins(%[[XF]], %{{.*}} : tensor<8x16xf32>, tensor<16x16xf32>)
+// CHECK: %[[Y:.*]] = linalg.matmul
+// CHECK-NEXT: %[[R:.*]] = spmd.reduce_scatter %[[Y]] on @tp ["tp"] dim 0 sum : tensor<8x16xf32> -> tensor<2x16xf32>
+// CHECK-NEXT: return %[[R]] : tensor<2x16xf32>
+func.func @mlp_sequence_parallel(
+    %x: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+    %w1: tensor<16x64xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+    %w2: tensor<64x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %zero = arith.constant 0.0 : f32
+  %xf = spmd.constrain %x to #spmd.layout<@tp, [R]> : tensor<8x16xf32>
+  %e1 = tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(1)]>} : tensor<8x64xf32>
+  %f1 = linalg.fill {spmd.layout = #spmd.layout<@tp, [S(1)]>} ins(%zero : f32) outs(%e1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %h = linalg.matmul {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+      ins(%xf, %w1 : tensor<8x16xf32>, tensor<16x64xf32>)
+      outs(%f1 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e3 = tensor.empty() {spmd.layout = #spmd.layout<@tp, [P(sum)]>} : tensor<8x16xf32>
+  %f3 = linalg.fill {spmd.layout = #spmd.layout<@tp, [P(sum)]>} ins(%zero : f32) outs(%e3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>}
+      ins(%h, %w2 : tensor<8x64xf32>, tensor<64x16xf32>)
+      outs(%f3 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r = spmd.constrain %y to #spmd.layout<@tp, [S(0)]> : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
