@@ -197,6 +197,10 @@ private:
   ::spmd::Mesh mesh;
   DenseMap<Value, LayoutAttr> layouts;
   DenseMap<Operation *, ::spmd::RedistributePlan> plans;
+  /// Plans by (global type, source, target): the same reshard repeats in
+  /// every layer of a deep model.
+  DenseMap<std::tuple<Type, Attribute, Attribute>, ::spmd::RedistributePlan>
+      planCache;
 };
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
@@ -277,8 +281,9 @@ LogicalResult FunctionPartitioner::collectLayouts() {
 
   auto visit = [&](Operation *op) -> LogicalResult {
     if (op->getParentOp() != fn) {
-      // Inside a region: only the scalar bodies of linalg ops are supported.
-      for (Value v : op->getResults())
+      // Inside a region: only the scalar bodies of linalg ops are supported
+      // (a tensor used there would be indexed globally).
+      for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
         if (isa<ShapedType>(v.getType()))
           return op->emitOpError()
                  << "inside a region is not supported by spmd-partition";
@@ -405,12 +410,19 @@ LogicalResult FunctionPartitioner::checkConstrain(ConstrainOp op) {
       element.isIntOrFloat()
           ? std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8)
           : 8;
-  ::spmd::RedistributePlan plan = ::spmd::planRedistribute(
-      mesh, shape, bytes, from.toLayout(), to.toLayout());
+  auto key = std::make_tuple(Type(type), Attribute(from), Attribute(to));
+  auto cached = planCache.find(key);
+  if (cached == planCache.end())
+    cached = planCache
+                 .try_emplace(key, ::spmd::planRedistribute(
+                                       mesh, shape, bytes, from.toLayout(),
+                                       to.toLayout()))
+                 .first;
+  const ::spmd::RedistributePlan &plan = cached->second;
   if (!plan.ok())
     return op.emitOpError() << "cannot redistribute from " << from << " to "
                             << to << ": " << plan.error;
-  plans[op] = std::move(plan);
+  plans[op] = plan;
   return success();
 }
 

@@ -218,3 +218,41 @@ func.func @slice_changes_layout(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<
   %c = tensor.extract_slice %x[0, 0] [8, 4] [1, 1] {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<8x8xf32> to tensor<8x4xf32>
   return
 }
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @tensor_in_body(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                          %t: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %e = tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8xf32>
+  %g = linalg.generic {
+      indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+      iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>)
+      attrs = {spmd.layout = #spmd.layout<@tp, [S(0)]>} {
+    ^bb0(%in: f32, %out: f32):
+      %c = arith.constant 0 : index
+      // expected-error @+1 {{'tensor.extract' op inside a region is not supported by spmd-partition}}
+      %v = tensor.extract %t[%c] : tensor<8xf32>
+      linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+// expected-error @+1 {{is already partitioned (its arguments carry spmd.global_type)}}
+func.func @already_local(%x: tensor<2xf32> {spmd.global_type = tensor<8xf32>, spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @multi_block(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  // expected-error @-1 {{has several blocks; spmd-partition supports one block}}
+  cf.br ^bb1
+^bb1:
+  return
+}
