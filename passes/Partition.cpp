@@ -414,9 +414,9 @@ LogicalResult FunctionPartitioner::checkConstrain(ConstrainOp op) {
   auto cached = planCache.find(key);
   if (cached == planCache.end())
     cached = planCache
-                 .try_emplace(key, ::spmd::planRedistribute(
-                                       mesh, shape, bytes, from.toLayout(),
-                                       to.toLayout()))
+                 .try_emplace(key, ::spmd::planRedistribute(mesh, shape, bytes,
+                                                            from.toLayout(),
+                                                            to.toLayout()))
                  .first;
   const ::spmd::RedistributePlan &plan = cached->second;
   if (!plan.ok())
