@@ -188,6 +188,15 @@ private:
     return layouts.lookup(v).toLayout();
   }
   ArrayAttr axisNames(ArrayRef<int64_t> axes) const;
+  /// Replaces `old` (except in `except`) by `repl`, which takes over its
+  /// layout: later ops look up the layouts of their (new) operands.
+  void replaceValue(Value old, Value repl, Operation *except = nullptr) {
+    layouts[repl] = layouts.lookup(old);
+    if (except)
+      old.replaceAllUsesExcept(repl, except);
+    else
+      old.replaceAllUsesWith(repl);
+  }
 
   func::FuncOp fn;
   bool explain;
@@ -885,7 +894,7 @@ LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {
         remark << "; reason: " << reason.getValue();
     }
   }
-  op.getResult().replaceAllUsesWith(v);
+  replaceValue(op.getResult(), v);
   op.erase();
   return success();
 }
@@ -906,7 +915,7 @@ void FunctionPartitioner::rewriteEmpty(tensor::EmptyOp op) {
         b.getI64IntegerAttr(global.getDimSize(d))));
   }
   auto local = tensor::EmptyOp::create(b, op.getLoc(), type, sizes);
-  op.getResult().replaceAllUsesWith(local.getResult());
+  replaceValue(op.getResult(), local.getResult());
   op.erase();
 }
 
@@ -932,7 +941,7 @@ void FunctionPartitioner::rewriteCollapse(tensor::CollapseShapeOp op) {
   // The inferred type can be more dynamic than the layout's (a dim of 0).
   if (local.getType() != type)
     local = tensor::CastOp::create(b, op.getLoc(), type, local);
-  op.getResult().replaceAllUsesWith(local);
+  replaceValue(op.getResult(), local);
   op.erase();
 }
 
@@ -945,7 +954,7 @@ void FunctionPartitioner::rewriteExpand(tensor::ExpandShapeOp op) {
     shape.push_back(localSize(b, op.getLoc(), op.getResultType(), layout, d));
   auto local = tensor::ExpandShapeOp::create(
       b, op.getLoc(), type, op.getSrc(), op.getReassociationIndices(), shape);
-  op.getResult().replaceAllUsesWith(local.getResult());
+  replaceValue(op.getResult(), local.getResult());
   op.erase();
 }
 
@@ -977,7 +986,7 @@ void FunctionPartitioner::rewriteExtract(tensor::ExtractSliceOp op) {
   auto local = tensor::ExtractSliceOp::create(
       b, op.getLoc(), type, op.getSource(), op.getMixedOffsets(), sizes,
       op.getMixedStrides());
-  op.getResult().replaceAllUsesWith(local.getResult());
+  replaceValue(op.getResult(), local.getResult());
   op.erase();
 }
 
@@ -990,7 +999,7 @@ void FunctionPartitioner::rewriteInsert(tensor::InsertSliceOp op) {
   auto local = tensor::InsertSliceOp::create(b, op.getLoc(), op.getSource(),
                                              op.getDest(), op.getMixedOffsets(),
                                              sizes, op.getMixedStrides());
-  op.getResult().replaceAllUsesWith(local.getResult());
+  replaceValue(op.getResult(), local.getResult());
   op.erase();
 }
 
@@ -1016,10 +1025,10 @@ LogicalResult FunctionPartitioner::rewriteConstant(arith::ConstantOp op) {
   Value result =
       isZero(op.getResult()) ? v : makePartial(b, op.getLoc(), v, layout);
   if (v != op.getResult()) {
-    op.getResult().replaceAllUsesWith(result);
+    replaceValue(op.getResult(), result);
     op.erase();
   } else if (result != v) {
-    v.replaceAllUsesExcept(result, result.getDefiningOp());
+    replaceValue(v, result, result.getDefiningOp());
   }
   return success();
 }
@@ -1099,8 +1108,7 @@ LogicalResult FunctionPartitioner::rewrite() {
         Value partial =
             makePartial(b, fill.getLoc(), fill.getResult(0), fillLayout);
         if (partial != fill.getResult(0))
-          fill.getResult(0).replaceAllUsesExcept(partial,
-                                                 partial.getDefiningOp());
+          replaceValue(fill.getResult(0), partial, partial.getDefiningOp());
       }
     }
   }
