@@ -161,6 +161,8 @@ private:
                            ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
                            bool dynamic);
   LogicalResult checkConstrain(ConstrainOp op);
+  LogicalResult checkConcat(tensor::ConcatOp op);
+  LogicalResult checkPad(tensor::PadOp op);
 
   // Rewrite phase.
   LogicalResult rewriteConstrain(ConstrainOp op);
@@ -298,7 +300,7 @@ LogicalResult FunctionPartitioner::collectLayouts() {
                  << "inside a region is not supported by spmd-partition";
       return success();
     }
-    if (op->getNumRegions() && !isa<linalg::LinalgOp>(op))
+    if (op->getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))
       for (Region &region : op->getRegions())
         if (!region.empty())
           return op->emitOpError()
@@ -385,6 +387,10 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
                       !insert.getOffsets().empty() ||
                           !insert.getSizes().empty() ||
                           !insert.getStrides().empty());
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+    return checkConcat(concat);
+  if (auto pad = dyn_cast<tensor::PadOp>(op))
+    return checkPad(pad);
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return checkLinalg(linalgOp);
   if (OpTrait::hasElementwiseMappableTraits(op) &&
@@ -393,11 +399,9 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
 
   // Anything else computes the same on every rank if all its tensors are
   // replicated.
-  bool touchesTensors = false;
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
     if (!isTensor(v))
       continue;
-    touchesTensors = true;
     if (!layoutOf(v).isReplicated())
       return op->emitOpError()
              << "has no spmd-partition rule and its "
@@ -405,7 +409,6 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
                                                              : "operand")
              << " is not replicated (layout " << layouts.lookup(v) << ")";
   }
-  (void)touchesTensors;
   return success();
 }
 
@@ -549,6 +552,48 @@ LogicalResult FunctionPartitioner::checkSlice(Operation *op, Value sliced,
       return op->emitOpError()
              << "slices dim " << d << ", which " << layouts.lookup(whole)
              << " shards; a sharded dim must be taken whole";
+  return success();
+}
+
+/// concat: every operand in the result's layout, the concatenated dim not
+/// sharded (a concat of partials is a partial).
+LogicalResult FunctionPartitioner::checkConcat(tensor::ConcatOp op) {
+  LayoutAttr layout = layouts.lookup(op.getResult());
+  for (Value v : op.getInputs())
+    if (layouts.lookup(v) != layout)
+      return op.emitOpError() << "needs every operand in its result's layout "
+                              << layout << ", but one is " << layouts.lookup(v);
+  if (!layout.toLayout().shardAxes(op.getDim()).empty())
+    return op.emitOpError() << "concatenates dim " << op.getDim() << ", which "
+                            << layout << " shards; it must be replicated";
+  return success();
+}
+
+/// pad: same layout, no padding on sharded dims, and a partial sum padded
+/// only with 0 (anything else would be counted once per rank).
+LogicalResult FunctionPartitioner::checkPad(tensor::PadOp op) {
+  LayoutAttr layout = layouts.lookup(op.getResult());
+  ::spmd::Layout l = layout.toLayout();
+  if (layouts.lookup(op.getSource()) != layout)
+    return op.emitOpError()
+           << "changes the layout from " << layouts.lookup(op.getSource())
+           << " to " << layout;
+  if (l.isReplicated())
+    return success();
+  for (int64_t d = 0; d < op.getResultType().getRank(); ++d)
+    if (!l.shardAxes(d).empty() &&
+        (op.getStaticLow()[d] != 0 || op.getStaticHigh()[d] != 0))
+      return op.emitOpError()
+             << "pads dim " << d << ", which " << layout << " shards";
+  bool sumPartial = llvm::any_of(l.placements, [](const ::spmd::Placement &p) {
+    return p.isPartial() && (p.reduce == ::spmd::ReduceKind::Sum ||
+                             p.reduce == ::spmd::ReduceKind::Avg);
+  });
+  Value padding = op.getConstantPaddingValue();
+  if (sumPartial && (!padding || !(matchPattern(padding, m_AnyZeroFloat()) ||
+                                   matchPattern(padding, m_Zero()))))
+    return op.emitOpError() << "pads a " << layout
+                            << " partial value with something other than 0";
   return success();
 }
 

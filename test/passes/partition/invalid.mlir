@@ -150,8 +150,9 @@ func.func @index_semantics(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S
 
 spmd.mesh @tp ["tp"=4]
 func.func @no_rule(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
-  // expected-error @+1 {{'tensor.concat' op has no spmd-partition rule and its operand is not replicated (layout #spmd.layout<@tp, [S(0)]>)}}
-  %c = tensor.concat dim(1) %x, %x {spmd.layout = #spmd.layout<@tp, [S(0)]>} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x16xf32>
+  %f = arith.constant 1.0 : f32
+  // expected-error @+1 {{'tensor.from_elements' op has no spmd-partition rule and its result is not replicated (layout #spmd.layout<@tp, [S(0)]>)}}
+  %t = tensor.from_elements %f, %f, %f, %f {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<4xf32>
   return
 }
 
@@ -254,5 +255,40 @@ func.func @multi_block(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]
   // expected-error @-1 {{has several blocks; spmd-partition supports one block}}
   cf.br ^bb1
 ^bb1:
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @concat_sharded_dim(%x: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  // expected-error @+1 {{'tensor.concat' op concatenates dim 0, which #spmd.layout<@tp, [S(0)]> shards; it must be replicated}}
+  %c = tensor.concat dim(0) %x, %x {spmd.layout = #spmd.layout<@tp, [S(0)]>} : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @pad_partial_nonzero(%x: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [P(sum)]>}) {
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{'tensor.pad' op pads a #spmd.layout<@tp, [P(sum)]> partial value with something other than 0}}
+  %p = tensor.pad %x low[0, 1] high[0, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %one : f32
+  } {spmd.layout = #spmd.layout<@tp, [P(sum)]>} : tensor<8x4xf32> to tensor<8x5xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @pad_sharded_dim(%x: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tensor.pad' op pads dim 0, which #spmd.layout<@tp, [S(0)]> shards}}
+  %p = tensor.pad %x low[1, 0] high[0, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+  } {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x4xf32> to tensor<9x4xf32>
   return
 }

@@ -71,3 +71,22 @@ func.func @even_slice(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)
   %s = tensor.extract_slice %x[0, 1] [8, 3] [1, 1] {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x8xf32> to tensor<8x3xf32>
   return %s : tensor<8x3xf32>
 }
+
+// concat and pad along replicated dims keep the sharding of the others.
+// CHECK-LABEL: func.func @concat_pad
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>
+// CHECK-NEXT: %[[C:.*]] = tensor.concat dim(1) %[[X]], %[[X]] : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[C]] low[0, 1] high[0, 2]
+// CHECK: } : tensor<?x8xf32> to tensor<?x11xf32>
+// CHECK-NEXT: return %[[C]], %[[P]]
+func.func @concat_pad(%x: tensor<13x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (tensor<13x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+        tensor<13x11xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %c = tensor.concat dim(1) %x, %x {spmd.layout = #spmd.layout<@tp, [S(0)]>} : (tensor<13x4xf32>, tensor<13x4xf32>) -> tensor<13x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %c low[0, 1] high[0, 2] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+  } {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<13x8xf32> to tensor<13x11xf32>
+  return %c, %p : tensor<13x8xf32>, tensor<13x11xf32>
+}
