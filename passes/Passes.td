@@ -33,7 +33,11 @@ def SPMDPartition : Pass<"spmd-partition", "mlir::ModuleOp"> {
     * every other op computes on local types: linalg ops keep their
       indexing maps (a reduction over a sharded factor gives this rank's
       partial term, no communication), `tensor.empty` gets its dynamic local
-      sizes from `spmd.local_size`, splat constants get local types, a
+      sizes from `spmd.local_size`, `tensor.expand_shape`/`collapse_shape`
+      keep a sharding on the outermost dim of a group when the chunk
+      boundaries agree on every rank, `tensor.extract_slice`/`insert_slice`/
+      `concat`/`pad` change only dims that are not sharded (sharded dims are
+      taken whole, with local sizes), splat constants get local types, a
       `linalg.fill` or splat constant whose layout is P(sum) with a non-zero
       value is made partial with `spmd.partial_from_replicated`;
     * `spmd.layout` op attributes are dropped.
