@@ -38,7 +38,8 @@ namespace spmd {
 
 /// Alpha-beta cost model: a collective over a group of k devices moving B
 /// bytes per rank costs latency + B * (k - 1) / k / bandwidth; all_reduce
-/// costs twice that (reduce_scatter + all_gather). Local steps cost
+/// moves twice the bytes (reduce_scatter + all_gather) with one latency.
+/// Local steps cost
 /// `localStep` so that, among equally priced plans, fewer steps win.
 struct RedistributeCostModel {
   double latency = 5e-6;   // seconds per collective

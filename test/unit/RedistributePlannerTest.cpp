@@ -137,6 +137,82 @@ TEST(Planner, RejectsInvalidInput) {
           .ok());
 }
 
+/// The number of collectives torch DTensor's redistribute uses (its
+/// _gen_transform_infos: replicate mesh dims whose nested sharding does not
+/// line up, innermost first, then fix the rest outermost first), or -1
+/// where DTensor does not support a step (S -> P, P -> P of another kind).
+int64_t dtensorCollectives(const Layout &src, const Layout &dst) {
+  std::vector<Placement> cur = src.placements, tgt = dst.placements;
+  int64_t n = static_cast<int64_t>(cur.size()), count = 0;
+  bool supported = true;
+  auto step = [&](int64_t dim, Placement target) {
+    const Placement &from = cur[dim];
+    if (from == target)
+      return;
+    if (target.isPartial() && !from.isReplicate())
+      supported = false;
+    if (!from.isReplicate())
+      ++count;
+    cur[dim] = target;
+  };
+  for (int64_t m = n - 1; m >= 0; --m) {
+    Placement target = tgt[m];
+    if (cur[m].isShard()) {
+      std::vector<int64_t> curOrder, tgtOrder;
+      for (int64_t i = 0; i < m; ++i) {
+        if (cur[i].isShard(cur[m].dim))
+          curOrder.push_back(i);
+        if (tgt[i].isShard(cur[m].dim))
+          tgtOrder.push_back(i);
+      }
+      if (curOrder != tgtOrder)
+        target = R();
+    }
+    step(m, target);
+  }
+  for (int64_t m = 0; m < n; ++m)
+    step(m, tgt[m]);
+  return supported ? count : -1;
+}
+
+TEST(Planner, NoMoreCollectivesThanDTensor) {
+  int64_t compared = 0;
+  for (std::vector<int64_t> sizes :
+       {std::vector<int64_t>{2, 2}, {2, 4}, {2, 2, 2}}) {
+    Mesh m = mesh(sizes);
+    std::vector<Placement> options = {R(), S(0), S(1), S(2), P()};
+    std::vector<Layout> layouts;
+    std::function<void(Layout)> rec = [&](Layout l) {
+      if (static_cast<int64_t>(l.placements.size()) == m.rank()) {
+        layouts.push_back(l);
+        return;
+      }
+      for (const Placement &p : options) {
+        Layout next = l;
+        next.placements.push_back(p);
+        rec(next);
+      }
+    };
+    rec(Layout{});
+    std::vector<std::vector<int64_t>> shapes = {{8, 8, 8}, {5, 7, 3}};
+    if (m.rank() == 3)
+      shapes.pop_back(); // 125^2 pairs: one shape is enough
+    for (const std::vector<int64_t> &shape : shapes)
+      for (const Layout &from : layouts)
+        for (const Layout &to : layouts) {
+          int64_t reference = dtensorCollectives(from, to);
+          if (reference < 0)
+            continue;
+          RedistributePlan p = planRedistribute(m, shape, 4, from, to);
+          ASSERT_TRUE(p.ok()) << p.error;
+          ++compared;
+          EXPECT_LE(p.numCollectives(), reference)
+              << from.str() << " -> " << to.str() << ": " << p.str(m);
+        }
+  }
+  EXPECT_GT(compared, 10000);
+}
+
 //===----------------------------------------------------------------------===//
 // Reference simulator
 //===----------------------------------------------------------------------===//
