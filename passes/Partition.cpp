@@ -387,6 +387,27 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
                       !insert.getOffsets().empty() ||
                           !insert.getSizes().empty() ||
                           !insert.getStrides().empty());
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    // Reads the global size: only an unsharded dim has it locally.
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!isTensor(dim.getSource()))
+      return success();
+    if (!index)
+      return op->emitOpError() << "has a non-constant dim index on a value in "
+                               << layouts.lookup(dim.getSource());
+    if (!layoutOf(dim.getSource()).shardAxes(*index).empty())
+      return op->emitOpError()
+             << "reads the size of dim " << *index << ", which "
+             << layouts.lookup(dim.getSource()) << " shards";
+    return success();
+  }
+  if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
+    if (layouts.lookup(castOp.getSource()) != layouts.lookup(castOp))
+      return op->emitOpError()
+             << "changes the layout from " << layouts.lookup(castOp.getSource())
+             << " to " << layouts.lookup(castOp);
+    return success();
+  }
   if (auto concat = dyn_cast<tensor::ConcatOp>(op))
     return checkConcat(concat);
   if (auto pad = dyn_cast<tensor::PadOp>(op))

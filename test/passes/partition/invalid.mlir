@@ -292,3 +292,13 @@ func.func @pad_sharded_dim(%x: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, 
   } {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8x4xf32> to tensor<9x4xf32>
   return
 }
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @dim_of_sharded(%x: tensor<8x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) -> index {
+  %zero = arith.constant 0 : index
+  // expected-error @+1 {{'tensor.dim' op reads the size of dim 0, which #spmd.layout<@tp, [S(0)]> shards}}
+  %d = tensor.dim %x, %zero : tensor<8x4xf32>
+  return %d : index
+}

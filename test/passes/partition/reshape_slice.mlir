@@ -90,3 +90,17 @@ func.func @concat_pad(%x: tensor<13x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0
   } {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<13x8xf32> to tensor<13x11xf32>
   return %c, %p : tensor<13x8xf32>, tensor<13x11xf32>
 }
+
+// tensor.dim of an unsharded dim and tensor.cast in the same layout.
+// CHECK-LABEL: func.func @dim_cast
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x4xf32>
+// CHECK: %[[D:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+// CHECK-NEXT: %[[C:.*]] = tensor.cast %[[X]] : tensor<?x4xf32> to tensor<?x4xf32>
+// CHECK-NEXT: return %[[D]], %[[C]] : index, tensor<?x4xf32>
+func.func @dim_cast(%x: tensor<13x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> (index, tensor<13x4xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %one = arith.constant 1 : index
+  %d = tensor.dim %x, %one : tensor<13x4xf32>
+  %c = tensor.cast %x {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<13x4xf32> to tensor<13x4xf32>
+  return %d, %c : index, tensor<13x4xf32>
+}
