@@ -95,6 +95,8 @@ public:
       : mesh(mesh), shape(shape), elementBytes(elementBytes), model(model) {}
 
   RedistributePlan run(const Layout &source, const Layout &target);
+  /// Source -> R everywhere -> target; always valid, rarely the cheapest.
+  RedistributePlan viaReplicated(const Layout &source, const Layout &target);
 
 private:
   /// Calls fn(step) for every valid step out of `layout`.
@@ -338,6 +340,7 @@ RedistributePlan Planner::run(const Layout &source, const Layout &target) {
   std::map<std::vector<int>, Layout> layouts;
 
   std::vector<int> start = key(source), goal = key(target);
+  int64_t settled = 0;
   visits[start] = Visit{};
   layouts[start] = source;
   queue.push({0.0, 0, start});
@@ -350,6 +353,8 @@ RedistributePlan Planner::run(const Layout &source, const Layout &target) {
     visit.done = true;
     if (k == goal)
       break;
+    if (++settled > model.maxStates)
+      return viaReplicated(source, target);
     Layout layout = layouts[k];
     forEachStep(layout, [&](const RedistributeStep &step) {
       std::vector<int> next = key(step.after);
@@ -381,6 +386,59 @@ RedistributePlan Planner::run(const Layout &source, const Layout &target) {
   for (std::vector<int> k = goal; k != start; k = visits[k].parent)
     plan.steps.push_back(visits[k].step);
   std::reverse(plan.steps.begin(), plan.steps.end());
+  return plan;
+}
+
+RedistributePlan Planner::viaReplicated(const Layout &source,
+                                        const Layout &target) {
+  using Kind = RedistributeStep::Kind;
+  RedistributePlan plan;
+  Layout current = source;
+  auto add = [&](RedistributeStep step, Placement placement) {
+    step.after = current;
+    for (int64_t a : step.axes)
+      step.after.placements[a] = placement;
+    step.cost = stepCost(step, current);
+    plan.cost += step.cost;
+    current = step.after;
+    plan.steps.push_back(step);
+  };
+  std::map<ReduceKind, std::vector<int64_t>> partial;
+  for (int64_t a = 0; a < mesh.rank(); ++a)
+    if (current.placements[a].isPartial())
+      partial[current.placements[a].reduce].push_back(a);
+  for (const auto &[kind, axes] : partial) {
+    RedistributeStep step;
+    step.kind = Kind::AllReduce;
+    step.axes = axes;
+    step.reduce = kind;
+    add(step, Placement::replicate());
+  }
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    std::vector<int64_t> axes = current.shardAxes(d);
+    if (axes.empty())
+      continue;
+    RedistributeStep step;
+    step.kind = Kind::AllGather;
+    step.axes = axes;
+    step.dim = d;
+    add(step, Placement::replicate());
+  }
+  // Axes in mesh order: each new shard is the innermost of its dim.
+  for (int64_t a = 0; a < mesh.rank(); ++a) {
+    const Placement &p = target.placements[a];
+    RedistributeStep step;
+    step.axes = {a};
+    if (p.isShard()) {
+      step.kind = Kind::LocalShard;
+      step.dim = p.dim;
+      add(step, p);
+    } else if (p.isPartial()) {
+      step.kind = Kind::LocalPartial;
+      step.reduce = p.reduce;
+      add(step, p);
+    }
+  }
   return plan;
 }
 

@@ -48,6 +48,10 @@ struct RedistributeCostModel {
   /// several axes runs at the slowest of them.
   std::vector<double> axisBandwidth;
   double localStep = 1e-9;
+  /// The search gives up after settling this many layouts (meshes with many
+  /// axes) and returns the plan through the replicated layout: reduce and
+  /// gather everything, then slice and split locally.
+  int64_t maxStates = 200000;
 };
 
 struct RedistributeStep {

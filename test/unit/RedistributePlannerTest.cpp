@@ -484,7 +484,8 @@ struct Stats {
 };
 
 void checkAllPairs(const Mesh &m, const std::vector<int64_t> &shape,
-                   const std::vector<ReduceKind> &kinds, Stats &stats) {
+                   const std::vector<ReduceKind> &kinds, Stats &stats,
+                   const RedistributeCostModel &model = {}) {
   Block g = globalTensor(shape);
   std::vector<Layout> layouts =
       allLayouts(m, static_cast<int64_t>(shape.size()), kinds);
@@ -492,7 +493,7 @@ void checkAllPairs(const Mesh &m, const std::vector<int64_t> &shape,
     std::vector<Block> start = distribute(m, from, g);
     ASSERT_TRUE(holds(m, from, g, start)) << "simulator setup " << from.str();
     for (const Layout &to : layouts) {
-      RedistributePlan p = planRedistribute(m, shape, 4, from, to);
+      RedistributePlan p = planRedistribute(m, shape, 4, from, to, model);
       ASSERT_TRUE(p.ok()) << p.error;
       ++stats.plans;
       std::string where = "mesh " + std::to_string(m.numDevices()) + " shape " +
@@ -540,6 +541,19 @@ TEST(PlannerSemantics, TwoByTwoMesh) {
     checkAllPairs(mesh({2, 2}), {n}, {ReduceKind::Sum}, stats);
   // The multi-axis collectives were exercised, not just per-axis ones.
   EXPECT_GT(stats.multiAxisSteps, 100);
+}
+
+// With a search budget of one layout every plan goes through the replicated
+// layout; those plans must be right too.
+TEST(PlannerSemantics, FallbackThroughReplicated) {
+  Stats stats;
+  RedistributeCostModel model;
+  model.maxStates = 1;
+  for (const std::vector<int64_t> &shape : kShapes2D)
+    checkAllPairs(mesh({2, 2}), shape, {ReduceKind::Sum, ReduceKind::Max},
+                  stats, model);
+  checkAllPairs(mesh({2, 2, 2}), {5, 8}, {ReduceKind::Sum}, stats, model);
+  EXPECT_GT(stats.plans, 1000);
 }
 
 TEST(PlannerSemantics, OtherMeshes) {
