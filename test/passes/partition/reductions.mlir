@@ -61,3 +61,26 @@ func.func @partial_flow(%a: tensor<4xf32> {spmd.layout = #spmd.layout<@tp, [P(ma
   %r = spmd.constrain %n to #spmd.layout<@tp, [S(0)]> : tensor<4xf32>
   return %relu, %r : tensor<4xf32>, tensor<4xf32>
 }
+
+// A loss summed over a dim sharded on both axes of a 2x2 mesh: P(sum) on
+// both, reduced by one all_reduce over the two axes together.
+spmd.mesh @m ["dp"=2, "tp"=2]
+// CHECK-LABEL: func.func @loss
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2xf32>
+// CHECK: %[[S:.*]] = linalg.reduce ins(%[[X]] : tensor<2xf32>) outs(%{{.*}} : tensor<f32>) dimensions = [0]
+// CHECK: %[[R:.*]] = spmd.all_reduce %[[S]] on @m ["dp", "tp"] sum : tensor<f32>
+// CHECK-NEXT: return %[[R]] : tensor<f32>
+func.func @loss(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@m, [S(0), S(0)]>})
+    -> (tensor<f32> {spmd.layout = #spmd.layout<@m, [R, R]>}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() {spmd.layout = #spmd.layout<@m, [P(sum), P(sum)]>} : tensor<f32>
+  %f = linalg.fill {spmd.layout = #spmd.layout<@m, [P(sum), P(sum)]>} ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %s = linalg.reduce ins(%x : tensor<8xf32>) outs(%f : tensor<f32>) dimensions = [0]
+      {spmd.layout = #spmd.layout<@m, [P(sum), P(sum)]>}
+    (%in: f32, %acc: f32) {
+      %v = arith.addf %in, %acc : f32
+      linalg.yield %v : f32
+    }
+  %r = spmd.constrain %s to #spmd.layout<@m, [R, R]> : tensor<f32>
+  return %r : tensor<f32>
+}
