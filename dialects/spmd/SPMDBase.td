@@ -24,6 +24,11 @@ def SPMD_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// The name of the layout argument/result/op attribute.
     static constexpr ::llvm::StringLiteral kLayoutAttrName = "spmd.layout";
+    /// Argument/result attribute of a partitioned (local) function: the
+    /// global tensor type whose shard of layout `spmd.layout` the local
+    /// argument/result is (set by spmd-partition).
+    static constexpr ::llvm::StringLiteral kGlobalTypeAttrName =
+        "spmd.global_type";
 
   private:
     // In SPMDAttrs.cpp, where the attribute storage classes are complete.

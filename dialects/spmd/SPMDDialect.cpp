@@ -87,6 +87,25 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
 /// Verifies a `spmd.layout` attribute attached to an argument or result.
 static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
                                            Type type, StringRef what) {
+  if (attr.getName() == SPMDDialect::kGlobalTypeAttrName) {
+    // The global type of a local (partitioned) value: same rank and element
+    // type, static shape.
+    auto typeAttr = dyn_cast<TypeAttr>(attr.getValue());
+    auto global =
+        typeAttr ? dyn_cast<RankedTensorType>(typeAttr.getValue()) : nullptr;
+    auto local = dyn_cast_or_null<RankedTensorType>(type);
+    if (!global || !global.hasStaticShape())
+      return op->emitError()
+             << "'" << SPMDDialect::kGlobalTypeAttrName << "' on " << what
+             << " must be a statically shaped tensor type, got "
+             << attr.getValue();
+    if (!local || local.getRank() != global.getRank() ||
+        local.getElementType() != global.getElementType())
+      return op->emitError()
+             << "'" << SPMDDialect::kGlobalTypeAttrName << "' " << global
+             << " on " << what << " does not match its local type " << type;
+    return success();
+  }
   if (attr.getName() != SPMDDialect::kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '"
                            << attr.getName().getValue() << "' on " << what

@@ -295,6 +295,21 @@ LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
                       rulesWith(in.getRank(), {{getDim(), DimRule::Split}}));
 }
 
+LogicalResult
+PartialFromReplicatedOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+}
+
+LogicalResult LocalSizeOp::verifySymbolUses(SymbolTableCollection &tables) {
+  if (failed(verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
+    return failure();
+  // I64Attr's accessor is unsigned; read the signed value.
+  if (getGlobalSizeAttr().getInt() < 0)
+    return emitOpError() << "global size " << getGlobalSizeAttr().getInt()
+                         << " is negative";
+  return success();
+}
+
 #define DEFINE_MESH_AXIS_INDICES(Op)                                           \
   SmallVector<int64_t> Op::getMeshAxisIndices(MeshOp mesh) {                   \
     return axisIndices(mesh, getMeshAxes());                                   \
@@ -304,4 +319,6 @@ DEFINE_MESH_AXIS_INDICES(AllReduceOp)
 DEFINE_MESH_AXIS_INDICES(ReduceScatterOp)
 DEFINE_MESH_AXIS_INDICES(AllToAllOp)
 DEFINE_MESH_AXIS_INDICES(ShardOp)
+DEFINE_MESH_AXIS_INDICES(PartialFromReplicatedOp)
+DEFINE_MESH_AXIS_INDICES(LocalSizeOp)
 #undef DEFINE_MESH_AXIS_INDICES

@@ -170,4 +170,59 @@ def SPMD_ShardOp : SPMD_CollectiveOp<"shard"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Local helpers of partitioned programs
+//===----------------------------------------------------------------------===//
+
+def SPMD_PartialFromReplicatedOp
+    : SPMD_CollectiveOp<"partial_from_replicated",
+                        [AllTypesMatch<["input", "result"]>]> {
+  let summary = "turn a group-replicated tensor into partial terms (no communication)";
+  let description = [{
+    The input holds the same value on every member of the group over
+    `mesh_axes`; the result holds terms whose reduction by `kind` over that
+    group is that value. For `sum` the member with group index 0 keeps the
+    input and every other member holds zeros; for `avg`, `max` and `min`
+    every member keeps the input. Local: nothing is sent.
+
+    ```mlir
+    %p = spmd.partial_from_replicated %x on @mesh ["tp"] sum : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$mesh_axes, SPMD_ReductionKind:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh $mesh_axes $kind attr-dict `:` type($result)
+  }];
+}
+
+def SPMD_LocalSizeOp : SPMD_Op<"local_size", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this device's size of a dim sharded over mesh axes";
+  let description = [{
+    The size of this device's torch.chunk of a tensor dim of `global_size`
+    elements sharded over `mesh_axes`, nested in the order listed (the first
+    axis chunks the dim, the next chunks that chunk, ...; layouts list the
+    axes sharding one dim in mesh order). Computed from this device's mesh
+    coordinates; it is how partitioned programs get the dynamic (`?`) dims
+    of uneven shards.
+
+    ```mlir
+    // 13 rows over tp=4: 4, 4, 4, 1.
+    %n = spmd.local_size @mesh ["tp"] of 13 : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$mesh_axes,
+                       I64Attr:$global_size);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    $mesh $mesh_axes `of` $global_size attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Indices of `mesh_axes` in `mesh`, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
+  }];
+}
+
 #endif // SPMD_OPS_TD
