@@ -125,6 +125,9 @@ def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
            "emit a remark at every inserted spmd.constrain saying which op "
            "or annotation needs it, and record it in the constrain's "
            "`reason` attribute">,
+  ];
+}
+
 def SPMDPartition : Pass<"spmd-partition", "mlir::ModuleOp"> {
   let summary = "rewrite a layout-consistent global program into the local "
                 "program every rank runs";
