@@ -177,6 +177,10 @@ class Emitter:
             x, tag = args[0], args[1]
             return self.mark_handler(self.b, x, tag) if self.mark_handler else x
         handler = _HANDLERS.get(name)
+        inplace = handler is None and _inplace_base(name) in _HANDLERS
+        if inplace:
+            self._check_inplace(node, name)
+            handler = _HANDLERS[_inplace_base(name)]
         if handler is None:
             raise UnsupportedOpError(
                 f"spmd_torch: cannot translate op '{name}' at graph node "
@@ -191,7 +195,24 @@ class Emitter:
                 f"spmd_torch: cannot translate op '{name}' at graph node "
                 f"'{node.name}': {e}") from e
         self._check(node, result)
+        if inplace:
+            # Later users of the mutated tensor see the new value.
+            self.env[node.args[0]] = result
         return result
+
+    def _check_inplace(self, node, name):
+        base = node.args[0]
+        why = None
+        if not isinstance(base, torch.fx.Node):
+            why = "its operand is not a graph value"
+        elif base.op == "placeholder":
+            why = "it mutates a function argument"
+        elif base.op == "call_function" and _is_view_op(base.target):
+            why = f"it mutates a view ('{base.name}')"
+        if why:
+            raise UnsupportedOpError(
+                f"spmd_torch: cannot translate in-place op '{name}' at graph "
+                f"node '{node.name}': {why}")
 
     def _check(self, node, result):
         meta = node.meta.get("tensor_meta")
@@ -208,6 +229,27 @@ class Emitter:
                 raise UnsupportedOpError(
                     f"internal error: node '{node.name}' ({node.target}) gives "
                     f"{r.type}, PyTorch says {tensor_type(tuple(m.shape), m.dtype)}")
+
+
+_VIEW_OPS = {"view", "_unsafe_view", "_reshape_alias", "reshape", "t",
+             "transpose", "permute", "expand", "slice", "select", "alias",
+             "detach", "unsqueeze", "squeeze", "as_strided", "split",
+             "split_with_sizes", "unbind", "diagonal", "narrow", "flatten"}
+
+
+def _is_view_op(target):
+    name = str(target)
+    if not name.startswith("aten."):
+        return name == "<built-in function getitem>"
+    return name.split(".")[1] in _VIEW_OPS
+
+
+def _inplace_base(name):
+    """aten.add_.Tensor -> aten.add.Tensor (None if not in-place)."""
+    parts = name.split(".")
+    if len(parts) != 3 or not parts[1].endswith("_") or parts[1].startswith("_"):
+        return None
+    return f"{parts[0]}.{parts[1][:-1]}.{parts[2]}"
 
 
 def _flatten(x):
@@ -433,7 +475,7 @@ def _full(E, node, a):
 @handles("full_like.default", "fill.Scalar")
 def _full_like(E, node, a):
     shape, dtype = E.out()
-    v = a.fill_value if a.fill_value is not None else a.value
+    v = a.get("fill_value", a.get("value"))
     return E.b.full(shape, v, dtype)
 
 
