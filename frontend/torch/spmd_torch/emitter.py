@@ -46,18 +46,34 @@ class Args:
         self.positional = list(args)
 
     def __getattr__(self, name):
-        try:
-            return self._values[name]
-        except KeyError:
+        # Overloads of one op differ in their arguments (sum.default has no
+        # dim): an argument the overload lacks reads as None.
+        if name.startswith("__"):
             raise AttributeError(name)
+        return self._values.get(name)
 
     def get(self, name, default=None):
         v = self._values.get(name, default)
         return default if v is None else v
 
 
+class _Meta:
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def _from_val(v):
+    if isinstance(v, torch.Tensor):
+        return _Meta(v.shape, v.dtype)
+    if isinstance(v, (list, tuple)):
+        return tuple(_from_val(x) for x in v)
+    return None
+
+
 def _meta(node):
     m = node.meta.get("tensor_meta")
+    if m is None and "val" in node.meta:  # fake-tensor tracing
+        m = _from_val(node.meta["val"])
     if m is None:
         raise UnsupportedOpError(
             f"graph node '{node.name}' ({node.target}) has no tensor metadata")
@@ -215,8 +231,9 @@ class Emitter:
                 f"node '{node.name}': {why}")
 
     def _check(self, node, result):
-        meta = node.meta.get("tensor_meta")
-        if meta is None:
+        try:
+            meta = _meta(node)
+        except UnsupportedOpError:
             return
         if isinstance(result, Value):
             metas, results = [meta], [result]

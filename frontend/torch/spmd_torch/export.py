@@ -212,7 +212,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       mesh=None, plan=None, data_parallel=None, fsdp=False,
                       dp_axis="dp", tp_axis="tp", return_grads=False,
                       constrain_grads=False, func_name="train_step",
-                      optimizer_state=None):
+                      optimizer_state=None, tracing_mode=None):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -223,7 +223,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     mesh: {"dp": 2, "tp": 2}, "dp=2,tp=2" or a Mesh. data_parallel (default:
     the mesh has `dp_axis`) shards batch dim 0 on dp; fsdp also shards
     parameters and optimizer state on dim 0 over dp. plan: DTensor-style
-    {module pattern: style} applied on `tp_axis`.
+    {module pattern: style} applied on `tp_axis`. tracing_mode: make_fx's
+    ("real" by default, "fake" when float16 tensors need kernels the CPU
+    lacks).
     """
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -290,7 +292,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     registry = []
     handles = _install_marks(resolved, registry)
     try:
-        gm = make_fx(step_fn)(*flat)
+        gm = make_fx(step_fn, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
     finally:
         for h in handles:
             h.remove()
@@ -375,10 +377,22 @@ def _output_metas(gm):
                     for x in v:
                         rec(x)
                 else:
-                    flat.append(v.meta["tensor_meta"])
+                    flat.append(_node_meta(v))
             rec(vals)
             return flat
     return []
+
+
+def _node_meta(node):
+    from .emitter import _meta
+    return _meta(node)
+
+
+def _tracing_mode(tensors, mode):
+    """Real tensors unless PyTorch's CPU kernels lack the dtype (float16)."""
+    if mode is not None:
+        return mode
+    return "fake" if any(t.dtype == torch.float16 for t in tensors) else "real"
 
 
 def _pl_str(pl):
@@ -389,7 +403,7 @@ def _pl_str(pl):
 
 def export_forward(model, example_inputs, mesh=None, plan=None,
                    data_parallel=None, dp_axis="dp", tp_axis="tp",
-                   func_name="forward", fsdp=False):
+                   func_name="forward", fsdp=False, tracing_mode=None):
     """Trace model(*example_inputs) (no grad) with params/buffers as args."""
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -419,7 +433,7 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
     handles = _install_marks(resolved, registry)
     try:
         with torch.no_grad():
-            gm = make_fx(fwd)(*flat)
+            gm = make_fx(fwd, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
     finally:
         for h in handles:
             h.remove()
