@@ -10,8 +10,6 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "frontend", "torch"))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
 
-import torch  # noqa: E402
-
 from spmd_torch import mlir_exec  # noqa: E402
 
 

@@ -77,6 +77,17 @@ class TrainStepNumerics(unittest.TestCase):
                    lambda p: torch.optim.AdamW(p, lr=1e-3, weight_decay=0.1),
                    steps=3, atol=2e-5, state_names=("exp_avg", "exp_avg_sq"))
 
+    def test_tied_weights(self):
+        # The output projection shares the embedding table: one argument,
+        # gradient from both uses.
+        torch.manual_seed(7)
+        m = models.GPT(vocab=32, dim=16, heads=2, layers=1, seq=8)
+        m.output.weight = m.tok_embeddings.weight
+        batch = (torch.randint(0, 32, (2, 8)), torch.randint(0, 32, (2, 8)))
+        prog = self.check(m, batch, models.lm_loss,
+                          lambda p: torch.optim.SGD(p, lr=0.5), steps=1)
+        self.assertNotIn("output.weight", [a.name for a in prog.args])
+
     def test_gradients_returned_on_request(self):
         torch.manual_seed(5)
         m = models.MLP()

@@ -4,10 +4,9 @@ boundaries; every program parses and verifies with spmd-opt."""
 import re
 import unittest
 
-from common import arg_index, signature_layouts, verify
+from common import signature_layouts, verify
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 import models

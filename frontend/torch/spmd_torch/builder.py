@@ -357,14 +357,7 @@ class Builder:
         compute = compute_dtype or out_dtype
         tensors = [o for o in operands if isinstance(o, Value)]
         out_shape = broadcast_shapes(*[v.shape for v in tensors])
-        rank = len(out_shape)
-        inputs = []
-        for v in tensors:
-            m = []
-            for k, d in enumerate(v.shape):
-                j = rank - v.rank + k
-                m.append("0" if d == 1 and out_shape[j] != 1 else f"d{j}")
-            inputs.append((v, m))
+        inputs = self.broadcast_inputs(tensors, out_shape)
 
         def body_fn(body, in_args, out_arg):
             args = []
@@ -378,6 +371,19 @@ class Builder:
             return fn(body, args)
 
         return self.generic(inputs, out_shape, out_dtype, body_fn)
+
+    def broadcast_inputs(self, values, out_shape):
+        """(value, indexing exprs) with torch broadcasting: dims align at the
+        right; a size-1 dim of a larger output reads index 0."""
+        rank = len(out_shape)
+        out = []
+        for v in values:
+            m = []
+            for k, d in enumerate(v.shape):
+                j = rank - v.rank + k
+                m.append("0" if d == 1 and out_shape[j] != 1 else f"d{j}")
+            out.append((v, m))
+        return out
 
     def cast(self, v, dtype):
         if v.dtype == dtype:

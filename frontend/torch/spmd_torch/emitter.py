@@ -726,44 +726,22 @@ def _where_impl(E, a, dtype):
     y = a.other if isinstance(a.other, Value) else E.b.full((), a.other, dtype)
     x, y = E.b.cast(x, dtype), E.b.cast(y, dtype)
     shape = broadcast_shapes(cond.shape, x.shape, y.shape)
-    rank = len(shape)
-    ins = []
-    for v in (cond, x, y):
-        m = []
-        for k, d in enumerate(v.shape):
-            j = rank - v.rank + k
-            m.append("0" if d == 1 and shape[j] != 1 else f"d{j}")
-        ins.append((v, m))
-    return E.b.generic(ins, shape, dtype,
+    return E.b.generic(E.b.broadcast_inputs([cond, x, y], shape), shape, dtype,
                        lambda b, i, o: b.select(i[0], i[1], i[2], dtype))
 
 
 @handles("masked_fill.Scalar", "masked_fill.Tensor")
 def _masked_fill(E, node, a):
-    _, dtype = E.out()
+    shape, dtype = E.out()
     val = a.value
+    tensors = [a.mask, a.self]
     if isinstance(val, Value):
-        val = E.b.cast(val, dtype)
-    ops = [a.mask, a.self, val]
+        tensors.append(E.b.cast(val, dtype))
 
-    def body(b, x):
-        return b.select(x[0], x[2], x[1], dtype)
-    shape = broadcast_shapes(a.mask.shape, a.self.shape)
-    rank = len(shape)
-    ins = []
-    tensors = [o for o in ops if isinstance(o, Value)]
-    for v in tensors:
-        m = []
-        for k, d in enumerate(v.shape):
-            j = rank - v.rank + k
-            m.append("0" if d == 1 and shape[j] != 1 else f"d{j}")
-        ins.append((v, m))
-
-    def gbody(b, i, o):
-        c, x = i[0], i[1]
+    def body(b, i, o):
         fill = i[2] if len(i) > 2 else b.const(val, dtype)
-        return b.select(c, fill, x, dtype)
-    return E.b.generic(ins, shape, dtype, gbody)
+        return b.select(i[0], fill, i[1], dtype)
+    return E.b.generic(E.b.broadcast_inputs(tensors, shape), shape, dtype, body)
 
 
 @handles("addcmul.default")

@@ -17,14 +17,12 @@ from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
 import torch
-import torch.nn as nn
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.nn.utils.stateless import functional_call
 
 from . import optim as foptim
-from .builder import UnsupportedOpError, elem_type, tensor_type
 from .emitter import Emitter
-from .placements import Layout, Mesh, Placement, Replicate, Shard, layout_attr
+from .placements import Layout, Mesh, Replicate, Shard, layout_attr
 from .plans import resolve_plan
 
 # -- the marker op: an identity that survives make_fx ---------------------
@@ -163,6 +161,29 @@ def _install_marks(resolved, registry):
     return handles
 
 
+def _aliases(model, named):
+    """{canonical name: every name of that tensor} (tied weights share one
+    argument; functional_call must replace each of its names)."""
+    canon = {id(t): n for n, t in named}
+    out = {n: [] for n, _ in named}
+    for mname, mod in model.named_modules(remove_duplicate=False):
+        for kind in (mod._parameters, mod._buffers):
+            for n, t in kind.items():
+                if t is not None and id(t) in canon:
+                    full = f"{mname}.{n}" if mname else n
+                    if full not in out[canon[id(t)]]:
+                        out[canon[id(t)]].append(full)
+    return out
+
+
+def _bind(aliases, names, values):
+    d = {}
+    for n, v in zip(names, values):
+        for a in aliases.get(n) or [n]:
+            d[a] = v
+    return d
+
+
 def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
@@ -249,6 +270,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                                            [p for _, p in named_params])
     batch = tuple(example_batch) if isinstance(example_batch, (tuple, list)) \
         else (example_batch,)
+    aliases = _aliases(model, named_params + named_buffers)
     nP, nB, nS = len(pnames), len(bnames), len(fopt.state_names)
     uses_step = fopt.uses_step
 
@@ -259,8 +281,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         state = [[next(it) for _ in range(nS)] for _ in range(nP)]
         step = next(it) if uses_step else None
         b = list(it)
-        tensors = dict(zip(pnames, params))
-        tensors.update(zip(bnames, buffers))
+        tensors = _bind(aliases, pnames, params)
+        tensors.update(_bind(aliases, bnames, buffers))
         if loss_fn is None:
             loss = functional_call(model, tensors, tuple(b))
         else:
@@ -419,10 +441,11 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
     inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) \
         else (example_inputs,)
     nP, nB = len(pnames), len(bnames)
+    aliases = _aliases(model, named_params + named_buffers)
 
     def fwd(*flat):
-        tensors = dict(zip(pnames, flat[:nP]))
-        tensors.update(zip(bnames, flat[nP:nP + nB]))
+        tensors = _bind(aliases, pnames, flat[:nP])
+        tensors.update(_bind(aliases, bnames, flat[nP:nP + nB]))
         out = functional_call(model, tensors, tuple(flat[nP + nB:]))
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
