@@ -103,6 +103,36 @@ class TrainStepNumerics(unittest.TestCase):
             torch.testing.assert_close(outs[len(prog.results) - len(grads) + i],
                                        p.grad, atol=1e-6, rtol=1e-5)
 
+    def test_cli_written_program_runs(self):
+        # The CLI's file, inputs and PyTorch results agree with each other.
+        import json
+        import os
+        import subprocess
+        import tempfile
+        import numpy as np
+        from common import HERE, ROOT
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "frontend", "torch"))
+            subprocess.run(
+                ["/usr/bin/python3", "-m", "spmd_torch", "export",
+                 os.path.join(HERE, "Inputs", "models.py") + ":MLP",
+                 "--input-shape", "4,16", "--target-shape", "4", "--target-high", "8",
+                 "--optimizer", "adam", "--seed", "3", "-o", f"{tmp}/s.mlir",
+                 "--metadata", f"{tmp}/s.json", "--save-inputs", f"{tmp}/in",
+                 "--save-outputs", f"{tmp}/out"], check=True, env=env)
+            meta = json.load(open(f"{tmp}/s.json"))
+            text = open(f"{tmp}/s.mlir").read()
+            ins = [torch.from_numpy(np.load(f"{tmp}/in/arg{i}.npy"))
+                   for i in range(len(meta["args"]))]
+            want = [torch.from_numpy(np.load(f"{tmp}/out/res{i}.npy"))
+                    for i in range(len(meta["results"]))]
+            types = [(tuple(r["shape"]), getattr(torch, r["dtype"]))
+                     for r in meta["results"]]
+            got = mlir_exec.run(text, meta["func"], ins, types)
+            self.assertEqual(len(got), 1 + 4 + 8 + 1)
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w.reshape(g.shape), atol=1e-6, rtol=1e-5)
+
     def test_gpt_forward(self):
         torch.manual_seed(6)
         m = models.GPT(vocab=64, dim=32, heads=4, layers=1, seq=8)

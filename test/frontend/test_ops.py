@@ -98,6 +98,24 @@ class OpNumerics(unittest.TestCase):
             self.assertIn(op, text)
 
 
+    def test_gather_scatter_losses(self):
+        def f(x, w, i, j):
+            y = x @ w
+            l = F.mse_loss(y, x) + torch.gather(y, 1, i).pow(2).sum() + \
+                torch.index_select(y, 0, j).sum() * 0.5 + \
+                torch.baddbmm(y.unsqueeze(0), y.unsqueeze(0), w.unsqueeze(0),
+                              beta=0.5, alpha=2.0).sum() + \
+                F.mse_loss(y, x, reduction="sum") * 0.1
+            return [l, y.argmax(-1), y.argmin(0), y.argmax()] + \
+                list(torch.autograd.grad(l, [w]))
+        torch.manual_seed(3)
+        x, w = torch.randn(4, 4), torch.randn(4, 4, requires_grad=True)
+        i = torch.randint(0, 4, (4, 2))
+        j = torch.tensor([3, 0, 3])
+        text = self.compare(f, x, w, i, j)
+        self.assertIn("tensor.extract", text)
+
+
 class ErrorPaths(unittest.TestCase):
     def test_unsupported_op_names_op_and_node(self):
         gm = make_fx(lambda x: torch.cumsum(x, 0) * 2)(torch.randn(4))

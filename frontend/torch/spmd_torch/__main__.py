@@ -95,6 +95,9 @@ def build_parser():
     e.add_argument("--metadata", help="write argument/result metadata (JSON)")
     e.add_argument("--save-inputs",
                    help="directory to write the example inputs as arg<i>.npy")
+    e.add_argument("--save-outputs",
+                   help="directory to write PyTorch's results of the traced "
+                        "function on those inputs as res<i>.npy")
     return p
 
 
@@ -173,14 +176,22 @@ def export(args):
         with open(args.metadata, "w") as f:
             f.write(prog.metadata_json())
     if args.save_inputs:
-        import numpy as np
-        os.makedirs(args.save_inputs, exist_ok=True)
-        for i, t in enumerate(prog.inputs):
-            t = t.detach()
-            if t.dtype == torch.bfloat16:
-                t = t.float()
-            np.save(os.path.join(args.save_inputs, f"arg{i}.npy"), t.numpy())
+        _save(args.save_inputs, "arg", prog.inputs)
+    if args.save_outputs:
+        with torch.no_grad():
+            outs = prog.graph(*[t.detach() for t in prog.inputs])
+        _save(args.save_outputs, "res", outs)
     return 0
+
+
+def _save(folder, prefix, tensors):
+    import numpy as np
+    os.makedirs(folder, exist_ok=True)
+    for i, t in enumerate(tensors):
+        t = t.detach()
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16
+            t = t.float()
+        np.save(os.path.join(folder, f"{prefix}{i}.npy"), t.numpy())
 
 
 def main(argv=None):

@@ -1182,3 +1182,159 @@ def _embedding_backward(E, node, a):
     return E.b.generic([(idx, ps), (g, ps + ["d1"])], (V, D), t, body,
                        iterators=["parallel", "parallel"] + ["reduction"] * k,
                        out_map=["d0", "d1"], init=init)
+
+
+@handles("mse_loss.default")
+def _mse_loss(E, node, a):
+    shape, t = E.out()
+    sq = E.b.elementwise([a.self, a.target], t, lambda b, v: b.mul(
+        b.sub(v[0], v[1], t), b.sub(v[0], v[1], t), t))
+    mode = _reduction_mode(a.reduction)
+    if mode == "none":
+        return sq
+    s = E.b.reduce(sq, list(range(sq.rank)), "sum")
+    if mode == "sum":
+        return s
+    n = float(numel(sq.shape))
+    return E.b.elementwise([s], t, lambda b, v: b.div(v[0], b.const(n, t), t))
+
+
+@handles("mse_loss_backward.default")
+def _mse_loss_backward(E, node, a):
+    shape, t = E.out()
+    mode = _reduction_mode(a.reduction)
+    scale = 2.0 / numel(shape) if mode == "mean" else 2.0
+    return E.ew([a.grad_output, a.self, a.target], lambda b, v: b.mul(
+        b.mul(b.const(scale, t), b.sub(v[1], v[2], t), t), v[0], t))
+
+
+def _extract(b, src, indices):
+    return b.emit(f"tensor.extract {src.name}[{', '.join(indices)}] : {src.type}")
+
+
+@handles("gather.default")
+def _gather(E, node, a):
+    x, idx = a.self, a.index
+    dim = a.dim % x.rank
+    shape = idx.shape
+
+    def body(b, i, o):
+        coords = [b.index(k) if k != dim else b.index_cast(i[0], idx.dtype)
+                  for k in range(x.rank)]
+        return _extract(b, x, coords)
+    return E.b.generic([(idx, [f"d{k}" for k in range(idx.rank)])], shape,
+                       x.dtype, body)
+
+
+@handles("index_select.default")
+def _index_select(E, node, a):
+    x, idx = a.self, a.index
+    dim = a.dim % x.rank
+    shape, _ = E.out()
+    if idx.rank != 1:
+        idx = E.b.reshape(idx, (numel(idx.shape),))
+
+    def body(b, i, o):
+        coords = [b.index(k) if k != dim else b.index_cast(i[0], idx.dtype)
+                  for k in range(x.rank)]
+        return _extract(b, x, coords)
+    return E.b.generic([(idx, [f"d{dim}"])], shape, x.dtype, body)
+
+
+@handles("scatter_add.default")
+def _scatter_add(E, node, a):
+    # out[.., k, ..] = self[.., k, ..] + sum_p (index[.., p, ..] == k) src[.., p, ..]
+    x, idx, src = a.self, a.index, a.src
+    dim = a.dim % x.rank
+    t, tt = x.dtype, idx.dtype
+    for k in range(x.rank):
+        if k != dim and (idx.shape[k] != x.shape[k] or src.shape[k] != x.shape[k]):
+            raise UnsupportedOpError("scatter_add with an index smaller than "
+                                     "the output outside the scatter dim")
+    r = x.rank
+    p = f"d{r}"
+    m_in = [f"d{k}" if k != dim else p for k in range(r)]
+    src_in = src
+    if src.shape[dim] != idx.shape[dim]:
+        offs = [0] * r
+        src_in = E.b.extract_slice(src, offs, list(idx.shape), [1] * r)
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), tt)
+        hit = b.cmp("eq", i[0], k, tt)
+        return b.add(o, b.select(hit, i[1], b.const(0, t), t), t)
+    return E.b.generic([(idx, m_in), (src_in, m_in)], x.shape, t, body,
+                       iterators=["parallel"] * r + ["reduction"],
+                       out_map=[f"d{k}" for k in range(r)], init=x)
+
+
+@handles("index_add.default")
+def _index_add(E, node, a):
+    # out[.., k, ..] = self[.., k, ..] + alpha * sum_p (index[p] == k) source[.., p, ..]
+    x, idx, src = a.self, a.index, a.source
+    dim = a.dim % x.rank
+    alpha = a.get("alpha", 1)
+    t, tt = x.dtype, idx.dtype
+    r = x.rank
+    p = f"d{r}"
+    m_src = [f"d{k}" if k != dim else p for k in range(r)]
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), tt)
+        hit = b.cmp("eq", i[0], k, tt)
+        v = i[1] if alpha == 1 else b.mul(i[1], b.const(alpha, t), t)
+        return b.add(o, b.select(hit, v, b.const(0, t), t), t)
+    return E.b.generic([(idx, [p]), (src, m_src)], x.shape, t, body,
+                       iterators=["parallel"] * r + ["reduction"],
+                       out_map=[f"d{k}" for k in range(r)], init=x)
+
+
+@handles("baddbmm.default")
+def _baddbmm(E, node, a):
+    _, t = E.out()
+    m = E.b.batch_matmul(a.batch1, a.batch2)
+    beta, alpha = a.get("beta", 1), a.get("alpha", 1)
+
+    def body(b, v):
+        x, y = v[0], v[1]
+        if alpha != 1:
+            y = b.mul(y, b.const(alpha, t), t)
+        if beta == 0:
+            return y
+        if beta != 1:
+            x = b.mul(x, b.const(beta, t), t)
+        return b.add(y, x, t)
+    return E.ew([a.self, m], body)
+
+
+@handles("argmax.default", "argmin.default")
+def _argmax(E, node, a):
+    shape, _ = E.out()
+    x = a.self
+    is_max = "argmax" in str(node.target)
+    if a.dim is None:
+        x = E.b.reshape(x, (numel(x.shape),))
+        dim, keep = 0, False
+    else:
+        dim, keep = a.dim % max(x.rank, 1), bool(a.keepdim)
+    if x.rank == 0:
+        return E.b.zeros(shape, torch.int64)
+    ext = E.b.reduce(x, [dim], "max" if is_max else "min", True)
+    # The first index holding the extreme value (NaN-free inputs).
+    r = x.rank
+    out_shape = tuple(d for k, d in enumerate(x.shape) if k != dim)
+    big = x.shape[dim]
+    init = E.b.full(out_shape, big, torch.int64)
+    out_map = [f"d{k}" for k in range(r) if k != dim]
+    ext_map = [f"d{k}" if k != dim else "0" for k in range(r)]
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), torch.int64)
+        hit = b.cmp("eq", i[0], i[1], x.dtype)
+        cand = b.select(hit, k, b.const(big, torch.int64), torch.int64)
+        return b.min(o, cand, torch.int64)
+    iters = ["reduction" if k == dim else "parallel" for k in range(r)]
+    res = E.b.generic([(x, [f"d{k}" for k in range(r)]), (ext, ext_map)],
+                      out_shape, torch.int64, body, iterators=iters,
+                      out_map=out_map, init=init)
+    return E.b.reshape(res, shape) if keep or a.dim is None else res
