@@ -47,8 +47,11 @@ class PlanTest(unittest.TestCase):
         return {a.name: l for a, l in zip(prog.args, args)}
 
     def same_ops_as_plain(self, prog):
+        # The same compute; reshapes may differ (a constrain between two
+        # reshapes keeps them from cancelling).
         def ops(t):
-            return sorted(re.findall(r"= ((?:linalg|tensor|arith|math)\.\w+)", t))
+            return sorted(o for o in re.findall(r"= ((?:linalg|tensor|arith|math)\.\w+)", t)
+                          if not o.endswith("_shape"))
         self.assertEqual(ops(prog.text), ops(prog.plain_text))
         self.assertIsNone(re.search(r"spmd\.|#spmd", prog.plain_text),
                           "the plain program has spmd ops or attributes")

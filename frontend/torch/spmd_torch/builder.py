@@ -252,6 +252,7 @@ class Builder:
     def __init__(self):
         self.counter = 0
         self.lines = []
+        self.reshaped_from = {}  # reshape result name -> original Value
 
     def fresh(self, prefix="v"):
         self.counter += 1
@@ -374,14 +375,21 @@ class Builder:
 
     def broadcast_inputs(self, values, out_shape):
         """(value, indexing exprs) with torch broadcasting: dims align at the
-        right; a size-1 dim of a larger output reads index 0."""
+        right; a size-1 dim stretched to a larger output is collapsed away."""
         rank = len(out_shape)
         out = []
         for v in values:
-            m = []
+            kept, m = [], []
             for k, d in enumerate(v.shape):
                 j = rank - v.rank + k
-                m.append("0" if d == 1 and out_shape[j] != 1 else f"d{j}")
+                if d == 1 and out_shape[j] != 1:
+                    continue
+                kept.append(d)
+                m.append(f"d{j}")
+            # Drop stretched unit dims so every map is a projected
+            # permutation (what linalg fusion and sharding rules expect).
+            if len(kept) != v.rank:
+                v = self.reshape(v, tuple(kept))
             out.append((v, m))
         return out
 
@@ -494,6 +502,11 @@ class Builder:
             return x
         if numel(x.shape) != numel(shape):
             raise UnsupportedOpError(f"cannot reshape {x.type} to {shape}")
+        # Undo a reshape instead of stacking another one on it (keepdim
+        # reductions are expanded and then collapsed by their consumers).
+        src = self.reshaped_from.get(x.name)
+        if src is not None and src.shape == shape:
+            return src
         src_groups, dst_groups = _reassociation(x.shape, shape)
         mid = tuple(numel([x.shape[i] for i in g]) for g in src_groups)
         v = x
@@ -506,6 +519,7 @@ class Builder:
                 f"tensor.expand_shape {v.name} {_groups_str(dst_groups)} "
                 f"output_shape [{', '.join(map(str, shape))}] : {v.type} into "
                 f"{tensor_type(shape, x.dtype)}", shape, x.dtype)
+        self.reshaped_from[v.name] = self.reshaped_from.get(x.name, x)
         return v
 
     def extract_slice(self, x, offsets, sizes, strides, result_shape=None):

@@ -1326,7 +1326,8 @@ def _argmax(E, node, a):
     big = x.shape[dim]
     init = E.b.full(out_shape, big, torch.int64)
     out_map = [f"d{k}" for k in range(r) if k != dim]
-    ext_map = [f"d{k}" if k != dim else "0" for k in range(r)]
+    ext = E.b.reshape(ext, out_shape)
+    ext_map = out_map
 
     def body(b, i, o):
         k = b.index_to(b.index(dim), torch.int64)
