@@ -88,6 +88,27 @@ class TrainStepNumerics(unittest.TestCase):
                           lambda p: torch.optim.SGD(p, lr=0.5), steps=1)
         self.assertNotIn("output.weight", [a.name for a in prog.args])
 
+    def test_buffers_are_arguments(self):
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(6, 3)
+                self.register_buffer("scale", torch.linspace(0.5, 2.0, 3))
+
+            def forward(self, x):
+                return self.fc(x) * self.scale
+
+        torch.manual_seed(8)
+        m = Scaled()
+        batch = (torch.randn(4, 6), torch.randint(0, 3, (4,)))
+        prog = self.check(m, batch, F.cross_entropy,
+                          lambda p: torch.optim.SGD(p, lr=0.3, momentum=0.5),
+                          steps=2, state_names=("momentum_buffer",))
+        buf = [a for a in prog.args if a.kind == "buffer"]
+        self.assertEqual([(b.name, b.updated_by) for b in buf], [("scale", None)])
+        dp = st.export_train_step(m, batch, F.cross_entropy, mesh={"dp": 2}, fsdp=True)
+        self.assertEqual([a.layout for a in dp.args if a.kind == "buffer"], ["[R]"])
+
     def test_gradients_returned_on_request(self):
         torch.manual_seed(5)
         m = models.MLP()

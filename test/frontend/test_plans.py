@@ -103,7 +103,37 @@ class PlanTest(unittest.TestCase):
             want = "[R]" if a.kind == "step" else "[S(0)]"
             self.assertEqual(L[a.name], want, a.name)
 
+    def test_mlp_2d_dp_tp(self):
+        m = models.MLP()
+        batch = (torch.randn(6, 16), torch.randint(0, 8, (6,)))
+        prog = st.export_train_step(m, batch, F.cross_entropy, mesh="dp=2,tp=2",
+                                    plan=mlp_plan.plan,
+                                    optimizer=torch.optim.SGD(m.parameters(), lr=0.1,
+                                                              momentum=0.9))
+        L = self.layouts(prog)
+        self.assertEqual(L["fc1.weight"], "[R, S(0)]")
+        self.assertEqual(L["fc2.weight.momentum_buffer"], "[R, S(1)]")
+        self.assertEqual(L["fc2.bias"], "[R, R]")
+        self.assertEqual(L["batch.0"], "[S(0), R]")
+        self.assertEqual(L["batch.1"], "[S(0), R]")
+        self.assertEqual([l for l, _ in constrains(prog.text)],
+                         ["[S(0), R]", "[S(0), S(1)]", "[S(0), S(1)]", "[S(0), R]"])
+
     # -- transformer -----------------------------------------------------------
+    def test_gpt_tp_sp_1d(self):
+        prog = st.export_train_step(gpt(), gpt_batch(), models.lm_loss,
+                                    mesh={"tp": 4}, plan=sp_plan.plan)
+        L = self.layouts(prog)
+        self.assertEqual(L["batch.0"], "[R]")
+        self.assertEqual(L["layers.0.attention_norm.weight"], "[R]")
+        self.assertEqual(L["tok_embeddings.weight"], "[S(0)]")
+        c = constrains(prog.text)
+        self.assertEqual(sum(1 for l, t in c if l == "[S(1)]"), 2 * 8 + 4)
+        # The output projection: declared S(1), gathered to R, logits R.
+        self.assertEqual(c[-3:], [("[S(1)]", "tensor<8x16x64xf32>"),
+                                  ("[R]", "tensor<8x16x64xf32>"),
+                                  ("[R]", "tensor<8x16x128xf32>")])
+
     def test_gpt_tp(self):
         prog = st.export_train_step(gpt(), gpt_batch(), models.lm_loss,
                                     mesh={"tp": 4}, plan=tp_plan.plan,
