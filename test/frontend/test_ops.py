@@ -157,6 +157,19 @@ class ErrorPaths(unittest.TestCase):
             self.assertIn(f"tensor<32x16x{name}>", prog.text)
             self.assertEqual(prog.args[0].dtype, str(dtype).split(".")[1])
 
+    def test_half_types_run(self):
+        # The forward pass in bf16/f16 through the CPU path, against f32.
+        torch.manual_seed(9)
+        for dtype, tol in ((torch.bfloat16, 3e-2), (torch.float16, 3e-3)):
+            m = models.MLP()
+            x = torch.randn(4, 16)
+            prog = st.export_forward(m.to(dtype), (x.to(dtype),))
+            out = mlir_exec.run_program(prog)[0]
+            self.assertEqual(out.dtype, dtype)
+            with torch.no_grad():
+                ref = m.float()(x.to(dtype).float())
+            torch.testing.assert_close(out.float(), ref, atol=tol, rtol=tol)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
