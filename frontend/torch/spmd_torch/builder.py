@@ -253,6 +253,9 @@ class Builder:
         self.counter = 0
         self.lines = []
         self.reshaped_from = {}  # reshape result name -> original Value
+        # Location of the ops being built: the graph node (or plan entry)
+        # they come from, so later errors and reshards can name it.
+        self.loc = None
 
     def fresh(self, prefix="v"):
         self.counter += 1
@@ -260,7 +263,8 @@ class Builder:
 
     def op(self, text, shape, dtype):
         v = Value(self.fresh(), shape, dtype)
-        self.lines.append(f"{v.name} = {text}")
+        loc = f' loc("{self.loc}")' if self.loc else ""
+        self.lines.append(f"{v.name} = {text}{loc}")
         return v
 
     # -- Creation --------------------------------------------------------

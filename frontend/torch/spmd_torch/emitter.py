@@ -151,6 +151,7 @@ class Emitter:
             if node.op == "output":
                 outputs = self.resolve(node.args[0])
                 continue
+            self.b.loc = node.name
             if node.op != "call_function":
                 raise UnsupportedOpError(
                     f"graph node '{node.name}' of kind {node.op} is not supported")
@@ -191,7 +192,9 @@ class Emitter:
         name = str(target)
         if name.startswith("spmd.mark"):
             x, tag = args[0], args[1]
-            return self.mark_handler(self.b, x, tag) if self.mark_handler else x
+            if not self.mark_handler:
+                return x
+            return self.mark_handler(self.b, x, tag)
         handler = _HANDLERS.get(name)
         inplace = handler is None and _inplace_base(name) in _HANDLERS
         if inplace:

@@ -137,25 +137,28 @@ def _param_tp_placements(model, resolved):
 def _install_marks(resolved, registry):
     handles = []
 
-    def wrap(x, chain):
+    def wrap(x, chain, what):
         if not chain or not isinstance(x, torch.Tensor):
             return x
-        registry.append((chain, x.dim()))
+        registry.append((chain, what))
         return _Mark.apply(x, len(registry) - 1)
 
     for name, mod, style in resolved:
         in_chains = style.input_chains(mod)
         out_chains = style.output_chains(mod)
+        what = f"{name or '<root>'}: {type(style).__name__}"
         if any(in_chains):
-            def pre(m, inputs, chains=in_chains):
-                return tuple(wrap(x, chains[i]) if i < len(chains) else x
+            def pre(m, inputs, chains=in_chains, what=what):
+                return tuple(wrap(x, chains[i], f"{what} input {i}")
+                             if i < len(chains) else x
                              for i, x in enumerate(inputs))
             handles.append(mod.register_forward_pre_hook(pre))
         if any(out_chains):
-            def post(m, inputs, output, chains=out_chains):
+            def post(m, inputs, output, chains=out_chains, what=what):
                 if isinstance(output, torch.Tensor):
-                    return wrap(output, chains[0])
-                return type(output)(wrap(x, chains[i]) if i < len(chains) else x
+                    return wrap(output, chains[0], f"{what} output 0")
+                return type(output)(wrap(x, chains[i], f"{what} output {i}")
+                                    if i < len(chains) else x
                                     for i, x in enumerate(output))
             handles.append(mod.register_forward_hook(post))
     return handles
@@ -198,15 +201,19 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
     def mark_handler(b, x, tag):
         if lay is None:
             return x
+        # The constrain ops are located at the plan entry that asked for them.
+        node_loc = b.loc
         if tag >= 0:
-            chain, rank = registry[tag]
+            chain, what = registry[tag]
+            b.loc = what
             for l in chain:
                 x = b.constrain(x, lay.attr(lay.activation(x.rank, l), x.rank))
-            return x
-        if not constrain_grads:
-            return x
-        chain, rank = registry[-tag - 1]
-        return b.constrain(x, lay.attr(lay.activation(x.rank, chain[0]), x.rank))
+        elif constrain_grads:
+            chain, what = registry[-tag - 1]
+            b.loc = f"{what} (gradient)"
+            x = b.constrain(x, lay.attr(lay.activation(x.rank, chain[0]), x.rank))
+        b.loc = node_loc
+        return x
 
     plain, params, results = Emitter(gm).run(func_name)
     if lay is None:
