@@ -95,6 +95,11 @@ def build_parser():
     e.add_argument("--metadata", help="write argument/result metadata (JSON)")
     e.add_argument("--save-inputs",
                    help="directory to write the example inputs as arg<i>.npy")
+    e.add_argument("--check", action="store_true",
+                   help="run the program on the CPU through MLIR (spmd-opt + "
+                        "mlir-runner) and compare with PyTorch's results")
+    e.add_argument("--check-tolerance", type=float, default=1e-4,
+                   help="largest allowed |mlir - torch| / (1 + |torch|)")
     e.add_argument("--save-outputs",
                    help="directory to write PyTorch's results of the traced "
                         "function on those inputs as res<i>.npy")
@@ -177,11 +182,30 @@ def export(args):
             f.write(prog.metadata_json())
     if args.save_inputs:
         _save(args.save_inputs, "arg", prog.inputs)
-    if args.save_outputs:
+    outs = None
+    if args.save_outputs or args.check:
         with torch.no_grad():
             outs = prog.graph(*[t.detach() for t in prog.inputs])
+    if args.save_outputs:
         _save(args.save_outputs, "res", outs)
+    if args.check:
+        return _check(prog, outs, args.check_tolerance)
     return 0
+
+
+def _check(prog, want, tol):
+    from . import mlir_exec
+    got = mlir_exec.run_program(prog)
+    worst = 0.0
+    for info, g, w in zip(prog.results, got, want):
+        g, w = g.double(), w.detach().reshape(g.shape).double()
+        err = ((g - w).abs() / (1 + w.abs())).max().item() if g.numel() else 0.0
+        worst = max(worst, err)
+        print(f"check {info.kind:6} {info.name}: max rel. error {err:.3g}")
+    ok = worst <= tol
+    print(f"check: {len(got)} results, worst {worst:.3g}, tolerance {tol:g}: "
+          f"{'OK' if ok else 'FAILED'}")
+    return 0 if ok else 1
 
 
 def _save(folder, prefix, tensors):
