@@ -116,6 +116,26 @@ class OpNumerics(unittest.TestCase):
         self.assertIn("tensor.extract", text)
 
 
+    def test_embedding_forms(self):
+        def f(w, idx):
+            return [F.embedding(idx, w) * 2]
+        torch.manual_seed(4)
+        w, idx = torch.randn(7, 3), torch.tensor([[6, 0, 2], [2, 2, 5]])
+        gm = make_fx(f)(w, idx)
+        for form in ("onehot", "extract"):
+            text, _, results = Emitter(gm, gather_form=form).run("f")
+            verify(self, text)
+            out = mlir_exec.run(text, "f", [w, idx], [(r.shape, r.dtype) for r in results])
+            torch.testing.assert_close(out[0], f(w, idx)[0])
+            if form == "onehot":
+                # The table is an operand read through (v, d); v is reduced.
+                self.assertIn("ins(%arg1, %arg0 : tensor<2x3xi64>, tensor<7x3xf32>)", text)
+                self.assertIn('"parallel", "parallel", "parallel", "reduction"', text)
+                self.assertNotIn("tensor.extract", text)
+            else:
+                self.assertIn("tensor.extract %arg0", text)
+
+
 class ErrorPaths(unittest.TestCase):
     def test_unsupported_op_names_op_and_node(self):
         gm = make_fx(lambda x: torch.cumsum(x, 0) * 2)(torch.randn(4))

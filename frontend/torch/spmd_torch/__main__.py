@@ -92,6 +92,9 @@ def build_parser():
     e.add_argument("--return-grads", action="store_true")
     e.add_argument("--constrain-grads", action="store_true",
                    help="also pin gradients at planned module boundaries")
+    e.add_argument("--embedding", choices=["onehot", "extract"], default="onehot",
+                   help="embedding lookups as a one-hot reduction over the "
+                        "vocabulary (default) or tensor.extract from the table")
     e.add_argument("--metadata", help="write argument/result metadata (JSON)")
     e.add_argument("--save-inputs",
                    help="directory to write the example inputs as arg<i>.npy")
@@ -150,7 +153,7 @@ def export(args):
         prog = export_forward(model, batch, mesh=args.mesh, plan=plan,
                               data_parallel=args.data_parallel,
                               dp_axis=args.dp_axis, tp_axis=args.tp_axis,
-                              fsdp=args.fsdp)
+                              fsdp=args.fsdp, gather_form=args.embedding)
     else:
         if args.loss == "none":
             loss_fn = None
@@ -174,7 +177,8 @@ def export(args):
                                  data_parallel=args.data_parallel, fsdp=args.fsdp,
                                  dp_axis=args.dp_axis, tp_axis=args.tp_axis,
                                  return_grads=args.return_grads,
-                                 constrain_grads=args.constrain_grads)
+                                 constrain_grads=args.constrain_grads,
+                                 gather_form=args.embedding)
     with open(args.output, "w") as f:
         f.write(prog.text)
     if args.metadata:

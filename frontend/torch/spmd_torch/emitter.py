@@ -98,7 +98,13 @@ def _result_dtype(*operands):
 
 
 class Emitter:
-    def __init__(self, gm, mark_handler=None):
+    def __init__(self, gm, mark_handler=None, gather_form="onehot"):
+        # gather_form: how embedding lookups are written, "onehot" (a
+        # reduction generic over the vocabulary, table as an operand) or
+        # "extract" (tensor.extract from the table inside the generic).
+        if gather_form not in ("onehot", "extract"):
+            raise ValueError(f"unknown gather form '{gather_form}'")
+        self.gather_form = gather_form
         self.gm = gm
         self.b = Builder()
         self.env = {}
@@ -1148,15 +1154,32 @@ def _nll_loss_backward(E, node, a):
 @handles("embedding.default")
 def _embedding(E, node, a):
     w, idx = a.weight, a.indices
-    D = w.shape[1]
+    V, D = w.shape
+    k = idx.rank
     shape = idx.shape + (D,)
-    r = len(shape)
+    t, tt = w.dtype, idx.dtype
+    if E.gather_form == "extract":
+        # torch-mlir's form: read the table captured from above.
+        def body(b, i, o):
+            row = b.index_cast(i[0], tt)
+            return b.emit(f"tensor.extract {w.name}[{row}, {b.index(k)}] : {w.type}")
+        return E.b.generic([(idx, [f"d{j}" for j in range(k)])], shape, t, body)
+    # One-hot contraction: out[p, d] = sum_v (idx[p] == v) * table[v, d].
+    # The table is an operand with a plain indexing map, so sharding its
+    # vocabulary makes the result a pending sum (Megatron's vocab-parallel
+    # embedding) and sharding its columns shards the result, with no special
+    # rule; it costs as many flops as the output projection.
+    ps = [f"d{j}" for j in range(k)]
+    vd, dd = f"d{k + 1}", f"d{k}"
+    init = E.b.zeros(shape, t)
 
-    def body(b, i, o):
-        row = b.index_cast(i[0], idx.dtype)
-        col = b.index(r - 1)
-        return b.emit(f"tensor.extract {w.name}[{row}, {col}] : {w.type}")
-    return E.b.generic([(idx, [f"d{k}" for k in range(r - 1)])], shape, w.dtype, body)
+    def onehot(b, i, o):
+        v = b.index_to(b.index(k + 1), tt)
+        hit = b.cmp("eq", i[0], v, tt)
+        return b.add(o, b.select(hit, i[1], b.const(0.0, t), t), t)
+    return E.b.generic([(idx, ps), (w, [vd, dd])], shape, t, onehot,
+                       iterators=["parallel"] * (k + 1) + ["reduction"],
+                       out_map=ps + [dd], init=init)
 
 
 @handles("embedding_dense_backward.default")

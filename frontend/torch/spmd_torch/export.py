@@ -196,7 +196,7 @@ def _info(name, kind, t, layout=None):
 
 
 def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-          constrain_grads):
+          constrain_grads, gather_form):
     """Print the function twice: annotated (if a mesh) and plain."""
     def mark_handler(b, x, tag):
         if lay is None:
@@ -215,12 +215,13 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
         b.loc = node_loc
         return x
 
-    plain, params, results = Emitter(gm).run(func_name)
+    plain, params, results = Emitter(gm, None, gather_form).run(func_name)
     if lay is None:
         return plain, plain
     arg_attrs = [f"spmd.layout = {a}" for a in arg_layouts]
     res_attrs = [f"spmd.layout = {a}" for a in res_layouts]
-    text, _, _ = Emitter(gm, mark_handler).run(func_name, arg_attrs, res_attrs)
+    text, _, _ = Emitter(gm, mark_handler, gather_form).run(func_name, arg_attrs,
+                                                            res_attrs)
     return lay.mesh.mlir() + "\n\n" + text, plain
 
 
@@ -240,7 +241,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       mesh=None, plan=None, data_parallel=None, fsdp=False,
                       dp_axis="dp", tp_axis="tp", return_grads=False,
                       constrain_grads=False, func_name="train_step",
-                      optimizer_state=None, tracing_mode=None):
+                      optimizer_state=None, tracing_mode=None,
+                      gather_form="onehot"):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -253,7 +255,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     parameters and optimizer state on dim 0 over dp. plan: DTensor-style
     {module pattern: style} applied on `tp_axis`. tracing_mode: make_fx's
     ("real" by default, "fake" when float16 tensors need kernels the CPU
-    lacks).
+    lacks). gather_form: embedding lookups as a one-hot reduction over the
+    vocabulary ("onehot", partitionable by indexing maps alone) or as
+    tensor.extract from the table ("extract").
     """
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -380,7 +384,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             res_layouts.append(arg_layouts[i])
 
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-                        constrain_grads)
+                        constrain_grads, gather_form)
     _check_result_types(gm, results)
     header = (f"spmd_torch train step of {type(model).__name__}, optimizer "
               f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
@@ -432,7 +436,8 @@ def _pl_str(pl):
 
 def export_forward(model, example_inputs, mesh=None, plan=None,
                    data_parallel=None, dp_axis="dp", tp_axis="tp",
-                   func_name="forward", fsdp=False, tracing_mode=None):
+                   func_name="forward", fsdp=False, tracing_mode=None,
+                   gather_form="onehot"):
     """Trace model(*example_inputs) (no grad) with params/buffers as args."""
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -489,7 +494,7 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
                                   _dtype_name(m.dtype), _pl_str(pl)))
         res_layouts.append(lay.attr(pl, rank) if lay else None)
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-                        False)
+                        False, gather_form)
     header = f"spmd_torch forward of {type(model).__name__}" + (
         f", mesh {dict(mesh.axes)}" if mesh else "")
     return ExportedProgram(_module_text(text, header), func_name, "infer", mesh,
