@@ -1,0 +1,238 @@
+"""Command line: python3 -m spmd_torch export model.py:Model [options] -o step.mlir
+
+The model file names a class (built with --model-args JSON keyword
+arguments) or a factory function. It may also define
+
+  example_batch(model, batch_shape) -> tuple of tensors (inputs..., target)
+  loss_fn(output, target) -> scalar loss
+
+otherwise the batch is random: --input-shape/--input-dtype (with --input-high
+for integer ids) and, in train mode, --target-shape/--target-dtype/
+--target-high, with --loss cross_entropy|mse|none (none: the model returns
+the loss itself).
+
+The plan file defines `plan` (a dict {module pattern: style}, or a function
+model -> dict); the styles are importable from spmd_torch.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def _load_file(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise SystemExit(f"spmd_torch: cannot load '{path}'")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _shape(text):
+    if text is None:
+        return None
+    return tuple(int(x) for x in text.split(",") if x.strip())
+
+
+def _dtype(name):
+    d = getattr(torch, name, None)
+    if not isinstance(d, torch.dtype):
+        raise SystemExit(f"spmd_torch: unknown dtype '{name}'")
+    return d
+
+
+def _random(shape, dtype, high):
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype)
+    return torch.randint(0, high, shape, dtype=dtype)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="python3 -m spmd_torch")
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("export", help="trace a model and write an spmd program")
+    e.add_argument("model", help="file.py:Name (a class or a factory function)")
+    e.add_argument("-o", "--output", required=True, help="output .mlir file")
+    e.add_argument("--model-args", default="{}", help="JSON keyword arguments")
+    e.add_argument("--mode", choices=["train", "infer"], default="train")
+    e.add_argument("--mesh", help="mesh axes, e.g. dp=2,tp=2")
+    e.add_argument("--plan", help="plan file defining `plan`")
+    e.add_argument("--dp", dest="data_parallel", action="store_true", default=None,
+                   help="shard the batch on the dp axis (default: if the mesh has dp)")
+    e.add_argument("--no-dp", dest="data_parallel", action="store_false")
+    e.add_argument("--fsdp", action="store_true",
+                   help="also shard parameters and optimizer state on dp")
+    e.add_argument("--dp-axis", default="dp")
+    e.add_argument("--tp-axis", default="tp")
+    e.add_argument("--batch-shape", default="8", help="passed to example_batch")
+    e.add_argument("--input-shape")
+    e.add_argument("--input-dtype", default="float32")
+    e.add_argument("--input-high", type=int, default=2)
+    e.add_argument("--target-shape")
+    e.add_argument("--target-dtype", default="int64")
+    e.add_argument("--target-high", type=int, default=2)
+    e.add_argument("--loss", choices=["cross_entropy", "mse", "none"],
+                   default=None)
+    e.add_argument("--optimizer", choices=["sgd", "adam", "adamw"], default="sgd")
+    e.add_argument("--lr", type=float, default=0.01)
+    e.add_argument("--momentum", type=float, default=0.0)
+    e.add_argument("--weight-decay", type=float, default=None)
+    e.add_argument("--betas", default="0.9,0.999")
+    e.add_argument("--eps", type=float, default=1e-8)
+    e.add_argument("--dtype", default="float32",
+                   help="parameter dtype (float32, float16, bfloat16)")
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--return-grads", action="store_true")
+    e.add_argument("--constrain-grads", action="store_true",
+                   help="also pin gradients at planned module boundaries")
+    e.add_argument("--embedding", choices=["onehot", "extract"], default="onehot",
+                   help="embedding lookups as a one-hot reduction over the "
+                        "vocabulary (default) or tensor.extract from the table")
+    e.add_argument("--metadata", help="write argument/result metadata (JSON)")
+    e.add_argument("--save-inputs",
+                   help="directory to write the example inputs as arg<i>.npy")
+    e.add_argument("--check", action="store_true",
+                   help="run the program on the CPU through MLIR (spmd-opt + "
+                        "mlir-runner) and compare with PyTorch's results")
+    e.add_argument("--check-tolerance", type=float, default=1e-4,
+                   help="largest allowed |mlir - torch| / (1 + |torch|)")
+    e.add_argument("--save-outputs",
+                   help="directory to write PyTorch's results of the traced "
+                        "function on those inputs as res<i>.npy")
+    return p
+
+
+def export(args):
+    from . import export_forward, export_train_step
+    from . import optim as foptim
+
+    torch.manual_seed(args.seed)
+    if ":" not in args.model:
+        raise SystemExit("spmd_torch: model must be file.py:Name")
+    path, name = args.model.rsplit(":", 1)
+    mod = _load_file(path, "spmd_user_model")
+    factory = getattr(mod, name, None)
+    if factory is None:
+        raise SystemExit(f"spmd_torch: '{path}' has no '{name}'")
+    model = factory(**json.loads(args.model_args))
+    model = model.to(_dtype(args.dtype))
+
+    plan = None
+    if args.plan:
+        pmod = _load_file(args.plan, "spmd_user_plan")
+        if not hasattr(pmod, "plan"):
+            raise SystemExit(f"spmd_torch: plan file '{args.plan}' defines no `plan`")
+        plan = pmod.plan
+
+    # The batch.
+    if hasattr(mod, "example_batch") and not args.input_shape:
+        batch = tuple(mod.example_batch(model, _shape(args.batch_shape)))
+        if args.mode == "infer":
+            batch = batch[:-1] if len(batch) > 1 else batch
+    else:
+        if not args.input_shape:
+            raise SystemExit("spmd_torch: give --input-shape (or define example_batch)")
+        batch = (_random(_shape(args.input_shape), _dtype(args.input_dtype),
+                         args.input_high),)
+        if args.mode == "train" and args.loss != "none":
+            if not args.target_shape:
+                raise SystemExit("spmd_torch: give --target-shape for training")
+            batch += (_random(_shape(args.target_shape), _dtype(args.target_dtype),
+                              args.target_high),)
+    batch = tuple(t.to(_dtype(args.dtype)) if t.is_floating_point() else t
+                  for t in batch)
+
+    if args.mode == "infer":
+        prog = export_forward(model, batch, mesh=args.mesh, plan=plan,
+                              data_parallel=args.data_parallel,
+                              dp_axis=args.dp_axis, tp_axis=args.tp_axis,
+                              fsdp=args.fsdp, gather_form=args.embedding)
+    else:
+        if args.loss == "none":
+            loss_fn = None
+        elif args.loss == "mse":
+            loss_fn = F.mse_loss
+        elif args.loss == "cross_entropy":
+            loss_fn = F.cross_entropy
+        else:
+            loss_fn = getattr(mod, "loss_fn", F.cross_entropy)
+        kw = {"lr": args.lr}
+        if args.weight_decay is not None:
+            kw["weight_decay"] = args.weight_decay
+        if args.optimizer == "sgd":
+            kw["momentum"] = args.momentum
+        else:
+            kw["betas"] = tuple(float(b) for b in args.betas.split(","))
+            kw["eps"] = args.eps
+        opt = foptim.from_name(args.optimizer, **kw)
+        prog = export_train_step(model, batch, loss_fn, optimizer=opt,
+                                 mesh=args.mesh, plan=plan,
+                                 data_parallel=args.data_parallel, fsdp=args.fsdp,
+                                 dp_axis=args.dp_axis, tp_axis=args.tp_axis,
+                                 return_grads=args.return_grads,
+                                 constrain_grads=args.constrain_grads,
+                                 gather_form=args.embedding)
+    with open(args.output, "w") as f:
+        f.write(prog.text)
+    if args.metadata:
+        with open(args.metadata, "w") as f:
+            f.write(prog.metadata_json())
+    if args.save_inputs:
+        _save(args.save_inputs, "arg", prog.inputs)
+    outs = None
+    if args.save_outputs or args.check:
+        with torch.no_grad():
+            outs = prog.graph(*[t.detach() for t in prog.inputs])
+    if args.save_outputs:
+        _save(args.save_outputs, "res", outs)
+    if args.check:
+        return _check(prog, outs, args.check_tolerance)
+    return 0
+
+
+def _check(prog, want, tol):
+    from . import mlir_exec
+    got = mlir_exec.run_program(prog)
+    worst = 0.0
+    for info, g, w in zip(prog.results, got, want):
+        g, w = g.double(), w.detach().reshape(g.shape).double()
+        err = ((g - w).abs() / (1 + w.abs())).max().item() if g.numel() else 0.0
+        worst = max(worst, err)
+        print(f"check {info.kind:6} {info.name}: max rel. error {err:.3g}")
+    ok = worst <= tol
+    print(f"check: {len(got)} results, worst {worst:.3g}, tolerance {tol:g}: "
+          f"{'OK' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
+def _save(folder, prefix, tensors):
+    import numpy as np
+    os.makedirs(folder, exist_ok=True)
+    for i, t in enumerate(tensors):
+        t = t.detach()
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16
+            t = t.float()
+        np.save(os.path.join(folder, f"{prefix}{i}.npy"), t.numpy())
+
+
+def main(argv=None):
+    from .builder import UnsupportedOpError
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "export":
+            return export(args)
+    except (UnsupportedOpError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

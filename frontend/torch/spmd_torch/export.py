@@ -1,0 +1,501 @@
+"""Trace a whole training step (or a forward pass) and emit an spmd program.
+
+The step is a pure function
+
+    (params, buffers, optimizer state, [step], batch)
+        -> (loss, new params, new state, [step + 1], [grads])
+
+traced by make_fx into one aten graph (forward, autograd backward and the
+functional optimizer update), then printed as one func.func on global
+tensors. With a mesh, arguments and results carry `spmd.layout` from the data
+parallel / FSDP settings and the tensor-parallel plan; module boundaries the
+plan pins become `spmd.constrain` ops.
+"""
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import List, Optional
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.nn.utils.stateless import functional_call
+
+from . import optim as foptim
+from .emitter import Emitter
+from .placements import Layout, Mesh, Replicate, Shard, layout_attr
+from .plans import resolve_plan
+
+# -- the marker op: an identity that survives make_fx ---------------------
+_lib = torch.library.Library("spmd", "DEF")
+_lib.define("mark(Tensor x, int tag) -> Tensor")
+_lib.impl("mark", lambda x, tag: x.clone(), "CompositeExplicitAutograd")
+
+
+class _Mark(torch.autograd.Function):
+    """Tags a module input/output (forward: tag, backward: -tag - 1)."""
+
+    @staticmethod
+    def forward(ctx, x, tag):
+        ctx.tag = tag
+        return torch.ops.spmd.mark(x, tag)
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.ops.spmd.mark(g, -ctx.tag - 1), None
+
+
+@dataclass
+class TensorInfo:
+    name: str
+    kind: str  # param | buffer | state | step | batch | loss | output | grad
+    shape: List[int]
+    dtype: str
+    layout: Optional[str] = None
+    # For arguments: the result index holding the updated value, if any.
+    updated_by: Optional[int] = None
+
+
+@dataclass
+class ExportedProgram:
+    text: str
+    func_name: str
+    mode: str
+    mesh: Optional[Mesh]
+    args: List[TensorInfo]
+    results: List[TensorInfo]
+    # Example argument values in order (what the trace used).
+    inputs: List[torch.Tensor] = field(repr=False, default_factory=list)
+    graph: object = field(repr=False, default=None)
+    # The unannotated function (no mesh, no layouts, no constrain).
+    plain_text: str = field(repr=False, default="")
+
+    def metadata(self):
+        return {
+            "func": self.func_name,
+            "mode": self.mode,
+            "mesh": dict(self.mesh.axes) if self.mesh else None,
+            "args": [asdict(a) for a in self.args],
+            "results": [asdict(r) for r in self.results],
+        }
+
+    def metadata_json(self):
+        return json.dumps(self.metadata(), indent=1)
+
+
+class _Layouts:
+    """Turns data-parallel / FSDP settings and tp placements into layouts."""
+
+    def __init__(self, mesh, data_parallel, fsdp, dp_axis, tp_axis):
+        self.mesh = mesh
+        self.dp = (data_parallel or fsdp) and mesh is not None and \
+            mesh.has_axis(dp_axis)
+        self.fsdp = fsdp
+        self.dp_axis, self.tp_axis = dp_axis, tp_axis
+        if mesh is not None and (data_parallel or fsdp) and not mesh.has_axis(dp_axis):
+            raise ValueError(f"data parallel/FSDP needs a mesh axis '{dp_axis}'")
+
+    def full(self, rank, tp=None, dp=None):
+        """Placements on all axes: tp on the tp axis, dp on the dp axis."""
+        if isinstance(tp, Layout):
+            return list(tp.placements)
+        out = []
+        for axis in self.mesh.axis_names:
+            if axis == self.tp_axis and tp is not None:
+                out.append(tp)
+            elif axis == self.dp_axis and dp is not None:
+                out.append(dp)
+            else:
+                out.append(Replicate())
+        if rank == 0:
+            out = [Replicate() if p.is_shard() else p for p in out]
+        return out
+
+    def activation(self, rank, tp):
+        return self.full(rank, tp, Shard(0) if self.dp and rank else None)
+
+    def param(self, rank, tp):
+        return self.full(rank, tp, Shard(0) if self.fsdp and rank else None)
+
+    def batch(self, rank):
+        return self.full(rank, None, Shard(0) if self.dp and rank else None)
+
+    def attr(self, placements, rank):
+        return layout_attr(self.mesh, placements, rank)
+
+
+def _param_tp_placements(model, resolved):
+    out = {}
+    for name, mod, style in resolved:
+        for pname, pl in style.param_placements(name, mod).items():
+            if getattr(mod, pname, None) is None:
+                continue
+            full = f"{name}.{pname}" if name else pname
+            out[full] = pl
+    return out
+
+
+def _install_marks(resolved, registry):
+    handles = []
+
+    def wrap(x, chain, what):
+        if not chain or not isinstance(x, torch.Tensor):
+            return x
+        registry.append((chain, what))
+        return _Mark.apply(x, len(registry) - 1)
+
+    for name, mod, style in resolved:
+        in_chains = style.input_chains(mod)
+        out_chains = style.output_chains(mod)
+        what = f"{name or '<root>'}: {type(style).__name__}"
+        if any(in_chains):
+            def pre(m, inputs, chains=in_chains, what=what):
+                return tuple(wrap(x, chains[i], f"{what} input {i}")
+                             if i < len(chains) else x
+                             for i, x in enumerate(inputs))
+            handles.append(mod.register_forward_pre_hook(pre))
+        if any(out_chains):
+            def post(m, inputs, output, chains=out_chains, what=what):
+                if isinstance(output, torch.Tensor):
+                    return wrap(output, chains[0], f"{what} output 0")
+                return type(output)(wrap(x, chains[i], f"{what} output {i}")
+                                    if i < len(chains) else x
+                                    for i, x in enumerate(output))
+            handles.append(mod.register_forward_hook(post))
+    return handles
+
+
+def _aliases(model, named):
+    """{canonical name: every name of that tensor} (tied weights share one
+    argument; functional_call must replace each of its names)."""
+    canon = {id(t): n for n, t in named}
+    out = {n: [] for n, _ in named}
+    for mname, mod in model.named_modules(remove_duplicate=False):
+        for kind in (mod._parameters, mod._buffers):
+            for n, t in kind.items():
+                if t is not None and id(t) in canon:
+                    full = f"{mname}.{n}" if mname else n
+                    if full not in out[canon[id(t)]]:
+                        out[canon[id(t)]].append(full)
+    return out
+
+
+def _bind(aliases, names, values):
+    d = {}
+    for n, v in zip(names, values):
+        for a in aliases.get(n) or [n]:
+            d[a] = v
+    return d
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _info(name, kind, t, layout=None):
+    return TensorInfo(name, kind, list(t.shape), _dtype_name(t.dtype), layout)
+
+
+def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
+          constrain_grads, gather_form):
+    """Print the function twice: annotated (if a mesh) and plain."""
+    def mark_handler(b, x, tag):
+        if lay is None:
+            return x
+        # The constrain ops are located at the plan entry that asked for them.
+        node_loc = b.loc
+        if tag >= 0:
+            chain, what = registry[tag]
+            b.loc = what
+            for l in chain:
+                x = b.constrain(x, lay.attr(lay.activation(x.rank, l), x.rank))
+        elif constrain_grads:
+            chain, what = registry[-tag - 1]
+            b.loc = f"{what} (gradient)"
+            x = b.constrain(x, lay.attr(lay.activation(x.rank, chain[0]), x.rank))
+        b.loc = node_loc
+        return x
+
+    plain, params, results = Emitter(gm, None, gather_form).run(func_name)
+    if lay is None:
+        return plain, plain
+    arg_attrs = [f"spmd.layout = {a}" for a in arg_layouts]
+    res_attrs = [f"spmd.layout = {a}" for a in res_layouts]
+    text, _, _ = Emitter(gm, mark_handler, gather_form).run(func_name, arg_attrs,
+                                                            res_attrs)
+    return lay.mesh.mlir() + "\n\n" + text, plain
+
+
+def _module_text(body, header):
+    return f"// {header}\n{body}\n"
+
+
+def _as_mesh(mesh):
+    if mesh is None or isinstance(mesh, Mesh):
+        return mesh
+    if isinstance(mesh, str):
+        return Mesh.parse(mesh)
+    return Mesh(mesh)
+
+
+def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
+                      mesh=None, plan=None, data_parallel=None, fsdp=False,
+                      dp_axis="dp", tp_axis="tp", return_grads=False,
+                      constrain_grads=False, func_name="train_step",
+                      optimizer_state=None, tracing_mode=None,
+                      gather_form="onehot"):
+    """Trace one training step of `model` and emit it as an spmd program.
+
+    example_batch: a tuple of tensors. The model is called on all but the
+    last one and `loss_fn(output, last)` gives the loss; without loss_fn the
+    model is called on the whole batch and returns the loss.
+    optimizer: a torch.optim SGD/Adam/AdamW instance (its hyperparameters and
+    current state are used) or an spmd_torch.optim one; default SGD(lr=0.01).
+    mesh: {"dp": 2, "tp": 2}, "dp=2,tp=2" or a Mesh. data_parallel (default:
+    the mesh has `dp_axis`) shards batch dim 0 on dp; fsdp also shards
+    parameters and optimizer state on dim 0 over dp. plan: DTensor-style
+    {module pattern: style} applied on `tp_axis`. tracing_mode: make_fx's
+    ("real" by default, "fake" when float16 tensors need kernels the CPU
+    lacks). gather_form: embedding lookups as a one-hot reduction over the
+    vocabulary ("onehot", partitionable by indexing maps alone) or as
+    tensor.extract from the table ("extract").
+    """
+    mesh = _as_mesh(mesh)
+    if data_parallel is None:
+        data_parallel = mesh is not None and mesh.has_axis(dp_axis)
+    lay = _Layouts(mesh, data_parallel, fsdp, dp_axis, tp_axis) if mesh else None
+    resolved = resolve_plan(model, plan)
+    if resolved and (mesh is None or not mesh.has_axis(tp_axis)):
+        raise ValueError(f"a parallel plan needs a mesh with axis '{tp_axis}'")
+
+    torch_opt = optimizer if isinstance(optimizer, torch.optim.Optimizer) else None
+    fopt = foptim.from_torch(optimizer) if optimizer is not None else foptim.SGD(lr=0.01)
+
+    named_params = [(n, p) for n, p in model.named_parameters()]
+    named_buffers = [(n, b) for n, b in model.named_buffers()]
+    pnames = [n for n, _ in named_params]
+    bnames = [n for n, _ in named_buffers]
+    if optimizer_state is not None:
+        states, step0 = optimizer_state
+    else:
+        states, step0 = foptim.torch_state(torch_opt, fopt,
+                                           [p for _, p in named_params])
+    batch = tuple(example_batch) if isinstance(example_batch, (tuple, list)) \
+        else (example_batch,)
+    aliases = _aliases(model, named_params + named_buffers)
+    nP, nB, nS = len(pnames), len(bnames), len(fopt.state_names)
+    uses_step = fopt.uses_step
+
+    def step_fn(*flat):
+        it = iter(flat)
+        params = [next(it) for _ in range(nP)]
+        buffers = [next(it) for _ in range(nB)]
+        state = [[next(it) for _ in range(nS)] for _ in range(nP)]
+        step = next(it) if uses_step else None
+        b = list(it)
+        tensors = _bind(aliases, pnames, params)
+        tensors.update(_bind(aliases, bnames, buffers))
+        if loss_fn is None:
+            loss = functional_call(model, tensors, tuple(b))
+        else:
+            out = functional_call(model, tensors, tuple(b[:-1]))
+            loss = loss_fn(out, b[-1])
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
+        new_params, new_state = [], []
+        for p, g, s in zip(params, grads, state):
+            np_, ns = fopt.update(p, g, s, step)
+            new_params.append(np_)
+            new_state.extend(ns)
+        res = [loss.detach()] + [p.detach() for p in new_params] + \
+            [s.detach() for s in new_state]
+        if uses_step:
+            res.append(step + 1)
+        if return_grads:
+            res.extend(g.detach() for g in grads)
+        return res
+
+    flat = [p.detach().clone().requires_grad_(True) for _, p in named_params]
+    flat += [b.detach().clone() for _, b in named_buffers]
+    for row in states:
+        flat += [s.detach().clone() for s in row]
+    if uses_step:
+        flat.append(torch.tensor(float(step0), dtype=torch.float32))
+    flat += [t.detach().clone() for t in batch]
+
+    registry = []
+    handles = _install_marks(resolved, registry)
+    try:
+        gm = make_fx(step_fn, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
+    finally:
+        for h in handles:
+            h.remove()
+
+    # Argument and result descriptions (and layouts).
+    tp_of = _param_tp_placements(model, resolved)
+    args, arg_layouts = [], []
+    param_pl = []
+    for n, p in named_params:
+        pl = lay.param(p.dim(), tp_of.get(n)) if lay else None
+        param_pl.append(pl)
+        args.append(_info(n, "param", p, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, p.dim()) if lay else None)
+    for n, b in named_buffers:
+        pl = lay.full(b.dim()) if lay else None
+        args.append(_info(n, "buffer", b, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, b.dim()) if lay else None)
+    for (n, p), pl, row in zip(named_params, param_pl, states):
+        for sname, s in zip(fopt.state_names, row):
+            args.append(_info(f"{n}.{sname}", "state", s, _pl_str(pl)))
+            arg_layouts.append(lay.attr(pl, p.dim()) if lay else None)
+    if uses_step:
+        pl = lay.full(0) if lay else None
+        args.append(TensorInfo("step", "step", [], "float32", _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, 0) if lay else None)
+    for i, t in enumerate(batch):
+        pl = lay.batch(t.dim()) if lay else None
+        args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, t.dim()) if lay else None)
+
+    results, res_layouts = [], []
+    r_loss = lay.full(0) if lay else None
+    results.append(TensorInfo("loss", "loss", [], "float32", _pl_str(r_loss)))
+    res_layouts.append(lay.attr(r_loss, 0) if lay else None)
+    n_param_args = nP
+    for i in range(nP):
+        args[i].updated_by = len(results)
+        results.append(TensorInfo(args[i].name, "param", args[i].shape,
+                                  args[i].dtype, args[i].layout))
+        res_layouts.append(arg_layouts[i])
+    k = nP + nB
+    for i in range(nP * nS):
+        args[k + i].updated_by = len(results)
+        results.append(TensorInfo(args[k + i].name, "state", args[k + i].shape,
+                                  args[k + i].dtype, args[k + i].layout))
+        res_layouts.append(arg_layouts[k + i])
+    if uses_step:
+        si = nP + nB + nP * nS
+        args[si].updated_by = len(results)
+        results.append(TensorInfo("step", "step", [], "float32", args[si].layout))
+        res_layouts.append(arg_layouts[si])
+    if return_grads:
+        for i in range(n_param_args):
+            results.append(TensorInfo(args[i].name + ".grad", "grad", args[i].shape,
+                                      args[i].dtype, args[i].layout))
+            res_layouts.append(arg_layouts[i])
+
+    text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
+                        constrain_grads, gather_form)
+    _check_result_types(gm, results)
+    header = (f"spmd_torch train step of {type(model).__name__}, optimizer "
+              f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
+    return ExportedProgram(_module_text(text, header), func_name, "train", mesh,
+                           args, results, flat, gm, _module_text(plain, header))
+
+
+def _check_result_types(gm, results):
+    out = _output_metas(gm)
+    for r, m in zip(results, out):
+        r.dtype = _dtype_name(m.dtype)
+        r.shape = list(m.shape)
+
+
+def _output_metas(gm):
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            vals = node.args[0]
+            flat = []
+
+            def rec(v):
+                if isinstance(v, (list, tuple)):
+                    for x in v:
+                        rec(x)
+                else:
+                    flat.append(_node_meta(v))
+            rec(vals)
+            return flat
+    return []
+
+
+def _node_meta(node):
+    from .emitter import _meta
+    return _meta(node)
+
+
+def _tracing_mode(tensors, mode):
+    """Real tensors unless PyTorch's CPU kernels lack the dtype (float16)."""
+    if mode is not None:
+        return mode
+    return "fake" if any(t.dtype == torch.float16 for t in tensors) else "real"
+
+
+def _pl_str(pl):
+    if pl is None:
+        return None
+    return "[" + ", ".join(p.mlir() for p in pl) + "]"
+
+
+def export_forward(model, example_inputs, mesh=None, plan=None,
+                   data_parallel=None, dp_axis="dp", tp_axis="tp",
+                   func_name="forward", fsdp=False, tracing_mode=None,
+                   gather_form="onehot"):
+    """Trace model(*example_inputs) (no grad) with params/buffers as args."""
+    mesh = _as_mesh(mesh)
+    if data_parallel is None:
+        data_parallel = mesh is not None and mesh.has_axis(dp_axis)
+    lay = _Layouts(mesh, data_parallel, fsdp, dp_axis, tp_axis) if mesh else None
+    resolved = resolve_plan(model, plan)
+    if resolved and (mesh is None or not mesh.has_axis(tp_axis)):
+        raise ValueError(f"a parallel plan needs a mesh with axis '{tp_axis}'")
+    named_params = list(model.named_parameters())
+    named_buffers = list(model.named_buffers())
+    pnames = [n for n, _ in named_params]
+    bnames = [n for n, _ in named_buffers]
+    inputs = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) \
+        else (example_inputs,)
+    nP, nB = len(pnames), len(bnames)
+    aliases = _aliases(model, named_params + named_buffers)
+
+    def fwd(*flat):
+        tensors = _bind(aliases, pnames, flat[:nP])
+        tensors.update(_bind(aliases, bnames, flat[nP:nP + nB]))
+        out = functional_call(model, tensors, tuple(flat[nP + nB:]))
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    flat = [p.detach().clone() for _, p in named_params] + \
+        [b.detach().clone() for _, b in named_buffers] + \
+        [t.detach().clone() for t in inputs]
+    registry = []
+    handles = _install_marks(resolved, registry)
+    try:
+        with torch.no_grad():
+            gm = make_fx(fwd, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
+    finally:
+        for h in handles:
+            h.remove()
+    tp_of = _param_tp_placements(model, resolved)
+    args, arg_layouts = [], []
+    for n, p in named_params:
+        pl = lay.param(p.dim(), tp_of.get(n)) if lay else None
+        args.append(_info(n, "param", p, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, p.dim()) if lay else None)
+    for n, b in named_buffers:
+        pl = lay.full(b.dim()) if lay else None
+        args.append(_info(n, "buffer", b, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, b.dim()) if lay else None)
+    for i, t in enumerate(inputs):
+        pl = lay.batch(t.dim()) if lay else None
+        args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, t.dim()) if lay else None)
+    results, res_layouts = [], []
+    for i, m in enumerate(_output_metas(gm)):
+        rank = len(m.shape)
+        pl = lay.batch(rank) if lay else None
+        results.append(TensorInfo(f"output.{i}", "output", list(m.shape),
+                                  _dtype_name(m.dtype), _pl_str(pl)))
+        res_layouts.append(lay.attr(pl, rank) if lay else None)
+    text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
+                        False, gather_form)
+    header = f"spmd_torch forward of {type(model).__name__}" + (
+        f", mesh {dict(mesh.axes)}" if mesh else "")
+    return ExportedProgram(_module_text(text, header), func_name, "infer", mesh,
+                           args, results, flat, gm, _module_text(plain, header))
