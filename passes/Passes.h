@@ -13,6 +13,9 @@ namespace spmd {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Registers the named pipelines (passes/Pipelines.cpp).
+void registerSPMDPipelines();
+
 /// Registers every pass and pipeline of the project.
 void registerAllSPMDPasses();
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate a chain of `layers` matmul+add layers on global tensors, annotated
 either for spmd (`--dialect spmd`) or for upstream MLIR's `shard` dialect
-(`--dialect shard`), with data-parallel (`dp`: activations sharded on the
-batch dim, weights replicated) or Megatron tensor-parallel (`tp`: weights
+(`--dialect shard`), with data-parallel (`dp`: activations and biases sharded
+on the batch dim, weights replicated) or Megatron tensor-parallel (`tp`: weights
 alternately column- and row-split) annotations on a 1-D mesh of 4.
 
 Both forms compute the same thing; only the annotation syntax differs.
@@ -34,7 +34,8 @@ def generate(layers, dialect, mode):
             return f'{{spmd.layout = #spmd.layout<@mesh, [{p}]>}}'
         x_l = lay("S(0)" if mode == "dp" else "R")
         args = [f"%x: {t} {x_l}"]
-        args += [f"%b{i}: {t}" for i in range(layers)]
+        b_l = f" {x_l}" if mode == "dp" else ""
+        args += [f"%b{i}: {t}{b_l}" for i in range(layers)]
         for i in range(layers):
             p = "R" if mode == "dp" else ("S(1)" if i % 2 == 0 else "S(0)")
             args.append(f"%w{i}: {wt} {lay(p)}")
@@ -52,6 +53,8 @@ def generate(layers, dialect, mode):
             lines.append("  %sdp = shard.sharding @mesh split_axes = [[0]] : !shard.sharding")
             lines.append(f"  %xs = shard.shard %x to %sdp : {t}")
             x = "%xs"
+            for i in range(layers):
+                lines.append(f"  %bs{i} = shard.shard %b{i} to %sdp : {t}")
         else:
             lines.append("  %scol = shard.sharding @mesh split_axes = [[], [0]] : !shard.sharding")
             lines.append("  %srow = shard.sharding @mesh split_axes = [[0]] : !shard.sharding")
@@ -61,7 +64,8 @@ def generate(layers, dialect, mode):
             s = "%scol" if i % 2 == 0 else "%srow"
             lines.append(f"  %ws{i} = shard.shard %w{i} to {s} annotate_for_users : {wt}")
             w = f"%ws{i}"
-        lines += layer_body(i, x, w, f"%b{i}", t)
+        bias = f"%bs{i}" if dialect == "shard" and mode == "dp" else f"%b{i}"
+        lines += layer_body(i, x, w, bias, t)
         x = f"%a{i}"
     lines.append(f"  return {x} : {t}")
     lines.append("}")

@@ -1,0 +1,53 @@
+//===- Pipelines.cpp - named spmd pass pipelines --------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace {
+struct PartitionPipelineOptions
+    : public PassPipelineOptions<PartitionPipelineOptions> {
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("explain every inserted reshard and "
+                                      "collective with a remark"),
+                       llvm::cl::init(false)};
+  Option<bool> bucket{*this, "bucket",
+                      llvm::cl::desc("bucket small all_reduces into few "
+                                     "large ones"),
+                      llvm::cl::init(false)};
+  Option<int64_t> bucketCapBytes{
+      *this, "bucket-cap-bytes",
+      llvm::cl::desc("byte cap of one all_reduce bucket (0: no cap)"),
+      llvm::cl::init(25 * 1024 * 1024)};
+};
+} // namespace
+
+/// Global annotated program -> local program with optimized collectives.
+static void buildPartitionPipeline(OpPassManager &pm,
+                                   const PartitionPipelineOptions &options) {
+  spmd::SPMDPropagateOptions propagate;
+  propagate.explain = options.explain;
+  pm.addPass(spmd::createSPMDPropagate(propagate));
+  spmd::SPMDPartitionOptions partition;
+  partition.explain = options.explain;
+  pm.addPass(spmd::createSPMDPartition(partition));
+  pm.addNestedPass<func::FuncOp>(spmd::createSPMDDedupCollectives());
+  if (options.bucket) {
+    spmd::SPMDBucketAllReducesOptions bucket;
+    bucket.capBytes = options.bucketCapBytes;
+    pm.addNestedPass<func::FuncOp>(spmd::createSPMDBucketAllReduces(bucket));
+  }
+}
+
+void spmd::registerSPMDPipelines() {
+  PassPipelineRegistration<PartitionPipelineOptions>(
+      "spmd-partition-pipeline",
+      "propagate layouts, partition into the local program, and deduplicate "
+      "(optionally bucket) its collectives",
+      buildPartitionPipeline);
+}
