@@ -1103,10 +1103,20 @@ LogicalResult FunctionPartitioner::rewrite() {
   Block &entry = fn.getBody().front();
   // Signature.
   SmallVector<Type> argTypes, resultTypes;
+  // Attributes are set all at once: one setArgAttr per argument would unique
+  // a new array of all argument attributes each time (quadratic).
+  SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  fn.getAllArgAttrs(argAttrs);
+  fn.getAllResultAttrs(resultAttrs);
+  auto withGlobalType = [&](DictionaryAttr dict, Type global) {
+    NamedAttrList attrs(dict);
+    attrs.set(SPMDDialect::kGlobalTypeAttrName, TypeAttr::get(global));
+    return attrs.getDictionary(ctx);
+  };
   for (BlockArgument arg : entry.getArguments()) {
     if (isTensor(arg)) {
-      fn.setArgAttr(arg.getArgNumber(), SPMDDialect::kGlobalTypeAttrName,
-                    TypeAttr::get(arg.getType()));
+      argAttrs[arg.getArgNumber()] =
+          withGlobalType(argAttrs[arg.getArgNumber()], arg.getType());
       arg.setType(localType(arg));
     }
     argTypes.push_back(arg.getType());
@@ -1114,13 +1124,14 @@ LogicalResult FunctionPartitioner::rewrite() {
   for (unsigned i = 0; i < fn.getNumResults(); ++i) {
     Type t = fn.getResultTypes()[i];
     if (auto global = dyn_cast<RankedTensorType>(t)) {
-      fn.setResultAttr(i, SPMDDialect::kGlobalTypeAttrName,
-                       TypeAttr::get(global));
+      resultAttrs[i] = withGlobalType(resultAttrs[i], global);
       t = localType(global, fn.getResultAttrOfType<LayoutAttr>(
                                 i, SPMDDialect::kLayoutAttrName));
     }
     resultTypes.push_back(t);
   }
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
   fn.setType(FunctionType::get(ctx, argTypes, resultTypes));
 
   // Body, in order: operands are local before their users are visited.

@@ -1078,14 +1078,27 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
 LogicalResult FunctionPropagation::materialize() {
   StringAttr layoutName =
       StringAttr::get(fn.getContext(), ::spmd::SPMDDialect::kLayoutAttrName);
+  // Argument and result attributes are set all at once: setting them one by
+  // one uniques a new array of every argument's attributes each time, which
+  // is quadratic in time and memory for steps with thousands of parameters.
+  SmallVector<DictionaryAttr> argAttrs, fnResultAttrs;
+  fn.getAllArgAttrs(argAttrs);
+  fn.getAllResultAttrs(fnResultAttrs);
+  auto withLayout = [&](DictionaryAttr dict, Layout l) {
+    NamedAttrList attrs(dict);
+    attrs.set(layoutName, attr(l));
+    return attrs.getDictionary(fn.getContext());
+  };
   for (BlockArgument arg : fn.getArguments()) {
     if (!isRankedTensor(arg))
       continue;
     Layout l = finalLayout(arg);
     actual[arg] = l;
-    if (!fn.getArgAttr(arg.getArgNumber(), layoutName))
-      fn.setArgAttr(arg.getArgNumber(), layoutName, attr(l));
+    unsigned i = arg.getArgNumber();
+    if (!argAttrs[i] || !argAttrs[i].get(layoutName))
+      argAttrs[i] = withLayout(argAttrs[i], l);
   }
+  fn.setAllArgAttrs(argAttrs);
   Block &block = fn.getBody().front();
   for (Operation &opRef : llvm::make_early_inc_range(block)) {
     Operation *op = &opRef;
@@ -1110,7 +1123,7 @@ LogicalResult FunctionPropagation::materialize() {
               constrainTo(v, declared.toLayout(), op,
                           "result " + std::to_string(i) + " of the function"));
         else
-          fn.setResultAttr(i, layoutName, attr(actual.lookup(v)));
+          fnResultAttrs[i] = withLayout(fnResultAttrs[i], actual.lookup(v));
       }
       continue;
     case OpKind::NoRule:
@@ -1198,6 +1211,7 @@ LogicalResult FunctionPropagation::materialize() {
                                         std::to_string(r.getResultNumber()));
     }
   }
+  fn.setAllResultAttrs(fnResultAttrs);
   return success();
 }
 
