@@ -1,0 +1,381 @@
+//===- CudaKernelEmuTest.cpp - CUDA kernel source run on the CPU ----------===//
+//
+// Runs every kernel kind of runtime/cuda/kernels/reference_kernels.cu (the
+// same text NVRTC compiles for the GPU) through the host emulation and
+// compares with plain C++ references computed in double from the same
+// (rounded) inputs: f32, f16 and bf16; shapes with rows/cols that are not
+// multiples of the block size, a single element, and zero-size; grids
+// smaller than the row count (grid-stride loops).
+//
+//===----------------------------------------------------------------------===//
+
+#include "reference_kernels.cu"
+
+#include "runtime/DType.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace {
+
+using spmd_emu::launch;
+
+template <class T> std::vector<T> toT(const std::vector<float> &v) {
+  std::vector<T> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = spmdk::fromF32<T>(v[i]);
+  return out;
+}
+template <class T> std::vector<double> toD(const std::vector<T> &v) {
+  std::vector<double> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    out[i] = spmdk::toF32(v[i]);
+  return out;
+}
+std::vector<float> randomVec(size_t n, unsigned seed, float lo = -2,
+                             float hi = 2) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = d(gen);
+  return v;
+}
+
+template <class T> double tol();
+template <> double tol<float>() { return 2e-5; }
+template <> double tol<f16>() { return 4e-3; }
+template <> double tol<bf16>() { return 2e-2; }
+
+/// |got - want| <= tol * max(1, |want|), elementwise, with the index named.
+void expectClose(const std::vector<double> &got, const std::vector<double> &want,
+                 double tolerance, const std::string &what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::fabs(got[i] - want[i]),
+              tolerance * std::max(1.0, std::fabs(want[i])))
+        << what << " at " << i << ": got " << got[i] << ", want " << want[i];
+}
+
+struct Shape2 {
+  int64_t rows, cols;
+  unsigned block;
+};
+// Non-multiples of the block size, one element, a long row, zero-size.
+const Shape2 kShapes[] = {{5, 37, 32},  {3, 130, 64}, {1, 1, 32},
+                          {7, 300, 96}, {2, 1000, 256}, {0, 9, 32},
+                          {4, 0, 64}};
+
+unsigned rowGrid(int64_t rows) {
+  return static_cast<unsigned>(std::min<int64_t>(rows, 3)); // < rows: strides
+}
+
+std::string label(const char *kind, const Shape2 &s) {
+  return std::string(kind) + " " + std::to_string(s.rows) + "x" +
+         std::to_string(s.cols) + " block " + std::to_string(s.block);
+}
+
+// Type-parameterized over the element types.
+template <class T> struct Kernels;
+#define SPMD_BIND(S, TT)                                                       \
+  template <> struct Kernels<TT> {                                             \
+    static constexpr auto affineGelu = spmd_affine_gelu_##S;                   \
+    static constexpr auto softmaxFwd = spmd_softmax_fwd_##S;                   \
+    static constexpr auto softmaxBwd = spmd_softmax_bwd_##S;                   \
+    static constexpr auto layerNormFwd = spmd_layer_norm_fwd_##S;              \
+    static constexpr auto layerNormBwdInput = spmd_layer_norm_bwd_input_##S;   \
+    static constexpr auto layerNormBwdParams = spmd_layer_norm_bwd_params_##S; \
+    static constexpr auto rmsNormFwd = spmd_rms_norm_fwd_##S;                  \
+    static constexpr auto crossEntropyFwd = spmd_cross_entropy_fwd_##S;        \
+  };
+SPMD_FOR_EACH_TYPE(SPMD_BIND)
+
+template <class T> class EmuKernels : public ::testing::Test {};
+using ElementTypes = ::testing::Types<float, f16, bf16>;
+TYPED_TEST_SUITE(EmuKernels, ElementTypes);
+
+double geluRef(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+
+TYPED_TEST(EmuKernels, AffineGelu) {
+  using T = TypeParam;
+  for (const Shape2 &s : kShapes) {
+    size_t n = s.rows * s.cols;
+    auto x = toT<T>(randomVec(n, 1)), a = toT<T>(randomVec(s.cols, 2)),
+         b = toT<T>(randomVec(s.cols, 3));
+    std::vector<T> y(n);
+    if (n) {
+      unsigned grid = static_cast<unsigned>(std::min<size_t>(
+          (n + s.block - 1) / s.block, 2)); // fewer threads than elements
+      ASSERT_EQ(launch(Kernels<T>::affineGelu, dim3(grid), dim3(s.block),
+                       x.data(), a.data(), b.data(), y.data(), s.rows, s.cols),
+                "");
+    }
+    auto xd = toD(x), ad = toD(a), bd = toD(b);
+    std::vector<double> want(n);
+    for (size_t i = 0; i < n; ++i)
+      want[i] = geluRef(xd[i] * ad[i % s.cols] + bd[i % s.cols]);
+    expectClose(toD(y), want, tol<T>(), label("affine_gelu", s));
+  }
+}
+
+TEST(EmuKernels, AffineGeluVec4MatchesScalar) {
+  const int64_t rows = 6, cols = 44;
+  auto x = randomVec(rows * cols, 4), a = randomVec(cols, 5),
+       b = randomVec(cols, 6);
+  std::vector<float> y1(rows * cols), y2(rows * cols);
+  ASSERT_TRUE(spmdk::aligned16(x.data()) && spmdk::aligned16(a.data()));
+  ASSERT_EQ(launch(spmd_affine_gelu_f32_vec4, dim3(2), dim3(32), x.data(),
+                   a.data(), b.data(), y1.data(), rows, cols),
+            "");
+  ASSERT_EQ(launch(spmd_affine_gelu_f32, dim3(3), dim3(64), x.data(), a.data(),
+                   b.data(), y2.data(), rows, cols),
+            "");
+  for (size_t i = 0; i < y1.size(); ++i)
+    ASSERT_EQ(y1[i], y2[i]) << i;
+}
+
+TYPED_TEST(EmuKernels, Softmax) {
+  using T = TypeParam;
+  for (const Shape2 &s : kShapes) {
+    size_t n = s.rows * s.cols;
+    auto x = toT<T>(randomVec(n, 7, -6, 6)), dy = toT<T>(randomVec(n, 8));
+    std::vector<T> y(n), dx(n);
+    if (s.rows) {
+      ASSERT_EQ(launch(Kernels<T>::softmaxFwd, dim3(rowGrid(s.rows)),
+                       dim3(s.block), x.data(), y.data(), s.rows, s.cols),
+                "");
+      ASSERT_EQ(launch(Kernels<T>::softmaxBwd, dim3(rowGrid(s.rows)),
+                       dim3(s.block), y.data(), dy.data(), dx.data(), s.rows,
+                       s.cols),
+                "");
+    }
+    auto xd = toD(x), yd = toD(y), dyd = toD(dy);
+    std::vector<double> want(n), wantDx(n);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      double m = -INFINITY, sum = 0, dot = 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        m = std::max(m, xd[r * s.cols + c]);
+      for (int64_t c = 0; c < s.cols; ++c)
+        sum += std::exp(xd[r * s.cols + c] - m);
+      for (int64_t c = 0; c < s.cols; ++c)
+        want[r * s.cols + c] = std::exp(xd[r * s.cols + c] - m) / sum;
+      // The backward from the kernel's own (rounded) forward output.
+      for (int64_t c = 0; c < s.cols; ++c)
+        dot += yd[r * s.cols + c] * dyd[r * s.cols + c];
+      for (int64_t c = 0; c < s.cols; ++c)
+        wantDx[r * s.cols + c] =
+            yd[r * s.cols + c] * (dyd[r * s.cols + c] - dot);
+    }
+    expectClose(yd, want, tol<T>(), label("softmax_fwd", s));
+    expectClose(toD(dx), wantDx, 2 * tol<T>(), label("softmax_bwd", s));
+  }
+}
+
+TYPED_TEST(EmuKernels, LayerNorm) {
+  using T = TypeParam;
+  const float eps = 1e-5f;
+  for (const Shape2 &s : kShapes) {
+    size_t n = s.rows * s.cols;
+    auto x = toT<T>(randomVec(n, 9, -3, 5)), g = toT<T>(randomVec(s.cols, 10)),
+         b = toT<T>(randomVec(s.cols, 11)), dy = toT<T>(randomVec(n, 12));
+    std::vector<T> y(n), dx(n), dg(s.cols), db(s.cols);
+    std::vector<float> mean(s.rows, -1), rstd(s.rows, -1);
+    if (s.rows) {
+      ASSERT_EQ(launch(Kernels<T>::layerNormFwd, dim3(rowGrid(s.rows)),
+                       dim3(s.block), x.data(), g.data(), b.data(), y.data(),
+                       mean.data(), rstd.data(), s.rows, s.cols, eps),
+                "");
+      ASSERT_EQ(launch(Kernels<T>::layerNormBwdInput, dim3(rowGrid(s.rows)),
+                       dim3(s.block), x.data(), dy.data(), g.data(),
+                       mean.data(), rstd.data(), dx.data(), s.rows, s.cols),
+                "");
+    }
+    if (s.cols) {
+      ASSERT_EQ(launch(Kernels<T>::layerNormBwdParams,
+                       dim3((s.cols + s.block - 1) / s.block), dim3(s.block),
+                       x.data(), dy.data(), mean.data(), rstd.data(), dg.data(),
+                       db.data(), s.rows, s.cols),
+                "");
+    }
+    auto xd = toD(x), gd = toD(g), bd = toD(b), dyd = toD(dy);
+    std::vector<double> wantY(n), wantDx(n), wantDg(s.cols, 0),
+        wantDb(s.cols, 0), wantMean(s.rows), wantRstd(s.rows);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      const double *xr = &xd[r * s.cols];
+      double mu = 0, var = 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        mu += xr[c];
+      mu = s.cols ? mu / s.cols : 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        var += (xr[c] - mu) * (xr[c] - mu);
+      var = s.cols ? var / s.cols : 0;
+      double rs = 1 / std::sqrt(var + eps);
+      wantMean[r] = mu;
+      wantRstd[r] = rs;
+      double sg = 0, sgx = 0;
+      for (int64_t c = 0; c < s.cols; ++c) {
+        double xh = (xr[c] - mu) * rs, gg = dyd[r * s.cols + c] * gd[c];
+        wantY[r * s.cols + c] = xh * gd[c] + bd[c];
+        sg += gg;
+        sgx += gg * xh;
+        wantDg[c] += dyd[r * s.cols + c] * xh;
+        wantDb[c] += dyd[r * s.cols + c];
+      }
+      for (int64_t c = 0; c < s.cols; ++c) {
+        double xh = (xr[c] - mu) * rs, gg = dyd[r * s.cols + c] * gd[c];
+        wantDx[r * s.cols + c] = rs * (gg - sg / s.cols - xh * sgx / s.cols);
+      }
+    }
+    std::vector<double> meanD(mean.begin(), mean.end()),
+        rstdD(rstd.begin(), rstd.end());
+    expectClose(meanD, wantMean, 1e-5, label("layer_norm mean", s));
+    expectClose(rstdD, wantRstd, 1e-4, label("layer_norm rstd", s));
+    expectClose(toD(y), wantY, tol<T>(), label("layer_norm_fwd", s));
+    expectClose(toD(dx), wantDx, 4 * tol<T>(), label("layer_norm_bwd dx", s));
+    // Column sums over up to 7 rows of O(1) terms.
+    expectClose(toD(dg), wantDg, 4 * tol<T>(), label("layer_norm_bwd dgamma", s));
+    expectClose(toD(db), wantDb, 4 * tol<T>(), label("layer_norm_bwd dbeta", s));
+  }
+}
+
+TYPED_TEST(EmuKernels, RmsNorm) {
+  using T = TypeParam;
+  const float eps = 1e-6f;
+  for (const Shape2 &s : kShapes) {
+    size_t n = s.rows * s.cols;
+    auto x = toT<T>(randomVec(n, 13)), g = toT<T>(randomVec(s.cols, 14));
+    std::vector<T> y(n);
+    std::vector<float> rstd(s.rows);
+    if (s.rows) {
+      ASSERT_EQ(launch(Kernels<T>::rmsNormFwd, dim3(rowGrid(s.rows)),
+                       dim3(s.block), x.data(), g.data(), y.data(), rstd.data(),
+                       s.rows, s.cols, eps),
+                "");
+    }
+    auto xd = toD(x), gd = toD(g);
+    std::vector<double> want(n);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      double q = 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        q += xd[r * s.cols + c] * xd[r * s.cols + c];
+      double rs = 1 / std::sqrt((s.cols ? q / s.cols : 0) + eps);
+      for (int64_t c = 0; c < s.cols; ++c)
+        want[r * s.cols + c] = xd[r * s.cols + c] * rs * gd[c];
+    }
+    expectClose(toD(y), want, tol<T>(), label("rms_norm_fwd", s));
+  }
+}
+
+TYPED_TEST(EmuKernels, CrossEntropy) {
+  using T = TypeParam;
+  for (const Shape2 &s : kShapes) {
+    if (!s.cols)
+      continue; // no class to point at
+    size_t n = s.rows * s.cols;
+    auto x = toT<T>(randomVec(n, 15, -4, 4));
+    std::vector<spmdk::i64> target(s.rows);
+    int64_t counted = 0;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      target[r] = r == 1 ? -100 : (r * 7 + 3) % s.cols; // row 1 ignored
+      counted += target[r] >= 0;
+    }
+    std::vector<float> loss(s.rows, -1);
+    float total = 0;
+    std::vector<T> probs(n);
+    float scale = counted ? 1.0f / counted : 0.0f;
+    if (s.rows) {
+      ASSERT_EQ(launch(Kernels<T>::crossEntropyFwd, dim3(rowGrid(s.rows)),
+                       dim3(s.block), x.data(), target.data(), loss.data(),
+                       &total, probs.data(), s.rows, s.cols, scale),
+                "");
+    }
+    auto xd = toD(x);
+    std::vector<double> wantLoss(s.rows), wantProbs(n);
+    double wantTotal = 0;
+    for (int64_t r = 0; r < s.rows; ++r) {
+      double m = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < s.cols; ++c)
+        m = std::max(m, xd[r * s.cols + c]);
+      for (int64_t c = 0; c < s.cols; ++c)
+        sum += std::exp(xd[r * s.cols + c] - m);
+      for (int64_t c = 0; c < s.cols; ++c)
+        wantProbs[r * s.cols + c] = std::exp(xd[r * s.cols + c] - m) / sum;
+      wantLoss[r] = target[r] >= 0
+                        ? m + std::log(sum) - xd[r * s.cols + target[r]]
+                        : 0;
+      wantTotal += wantLoss[r] * scale;
+    }
+    std::vector<double> lossD(loss.begin(), loss.end());
+    expectClose(lossD, wantLoss, 1e-5, label("cross_entropy loss", s));
+    expectClose({total}, {wantTotal}, 1e-5, label("cross_entropy mean", s));
+    expectClose(toD(probs), wantProbs, tol<T>(), label("cross_entropy probs", s));
+  }
+}
+
+// The emulation itself: barriers order shared-memory phases, shuffles move
+// values between lanes, divergent barriers are reported, bad launches too.
+void reverseInBlock(int *data) {
+  SPMD_SHARED(int, tile, 128);
+  tile[threadIdx.x] = data[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  data[blockIdx.x * blockDim.x + threadIdx.x] =
+      tile[blockDim.x - 1 - threadIdx.x];
+}
+void shuffles(int *out) {
+  int lane = threadIdx.x & 31;
+  out[threadIdx.x * 2] = __shfl_xor_sync(0xffffffffu, lane * 10, 5);
+  out[threadIdx.x * 2 + 1] = __shfl_down_sync(0xffffffffu, lane * 10, 3);
+}
+// Lane 0 waits for its warp while the rest of the block waits at
+// __syncthreads: neither barrier can complete.
+void divergent(int *) {
+  if (threadIdx.x == 0)
+    __syncwarp();
+  else
+    __syncthreads();
+}
+
+TEST(HostEmu, BarrierOrdersSharedMemory) {
+  std::vector<int> data(3 * 128);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<int>(i);
+  ASSERT_EQ(launch(reverseInBlock, dim3(3), dim3(128), data.data()), "");
+  for (int b = 0; b < 3; ++b)
+    for (int t = 0; t < 128; ++t)
+      ASSERT_EQ(data[b * 128 + t], b * 128 + 127 - t);
+}
+
+TEST(HostEmu, WarpShuffles) {
+  std::vector<int> out(64 * 2);
+  ASSERT_EQ(launch(shuffles, dim3(1), dim3(64), out.data()), "");
+  for (int t = 0; t < 64; ++t) {
+    int lane = t & 31;
+    EXPECT_EQ(out[t * 2], (lane ^ 5) * 10) << t;
+    EXPECT_EQ(out[t * 2 + 1], (lane + 3 < 32 ? lane + 3 : lane) * 10) << t;
+  }
+}
+
+TEST(HostEmu, DivergentBarrierIsReported) {
+  std::string err = launch(divergent, dim3(1), dim3(64), (int *)nullptr);
+  EXPECT_NE(err.find("threads wait at different barriers"), std::string::npos)
+      << err;
+}
+
+TEST(HostEmu, BadLaunchesAreReported) {
+  EXPECT_NE(launch(divergent, dim3(0), dim3(32), (int *)nullptr), "");
+  EXPECT_NE(launch(divergent, dim3(1), dim3(2048), (int *)nullptr), "");
+}
+
+TEST(HostEmu, HalfConversionsMatchRuntime) {
+  for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 1e-7f, 3.14159f, 1e30f}) {
+    EXPECT_EQ(spmdk::fromF32<f16>(v).bits, spmd::floatToHalf(v)) << v;
+    EXPECT_EQ(spmdk::fromF32<bf16>(v).bits, spmd::floatToBF16(v)) << v;
+    EXPECT_EQ(spmdk::toF32(spmdk::fromF32<bf16>(v)),
+              spmd::bf16ToFloat(spmd::floatToBF16(v)));
+  }
+}
+
+} // namespace
