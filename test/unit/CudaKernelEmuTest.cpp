@@ -16,7 +16,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <unistd.h>
 #include <random>
+#include <sstream>
 #include <vector>
 
 namespace {
@@ -376,6 +379,72 @@ TEST(HostEmu, HalfConversionsMatchRuntime) {
     EXPECT_EQ(spmdk::toF32(spmdk::fromF32<bf16>(v)),
               spmd::bf16ToFloat(spmd::floatToBF16(v)));
   }
+}
+
+// The kernels against PyTorch itself (softmax, its backward, layer_norm
+// with affine parameters), on a shape that is not a multiple of the block.
+// PyTorch computes in f64 here; the inputs are f32 values printed exactly.
+TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  const int64_t rows = 5, cols = 77;
+  auto x = randomVec(rows * cols, 21, -3, 3), dy = randomVec(rows * cols, 22);
+  auto g = randomVec(cols, 23), b = randomVec(cols, 24);
+  std::string path = testing::TempDir() + "spmd_emu_torch_" +
+                     std::to_string(getpid()) + ".txt";
+  {
+    FILE *f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    for (auto *v : {&x, &dy, &g, &b}) {
+      for (float e : *v)
+        std::fprintf(f, "%.9g ", e);
+      std::fprintf(f, "\n");
+    }
+    std::fclose(f);
+  }
+  std::string cmd =
+      "/usr/bin/python3 -c \""
+      "import torch,sys\n"
+      "L=[list(map(float,l.split())) for l in open(sys.argv[1])]\n"
+      "x=torch.tensor(L[0],dtype=torch.float64).reshape(5,77).requires_grad_()\n"
+      "dy=torch.tensor(L[1],dtype=torch.float64).reshape(5,77)\n"
+      "g=torch.tensor(L[2],dtype=torch.float64);b=torch.tensor(L[3],dtype=torch.float64)\n"
+      "y=torch.softmax(x,-1);y.backward(dy)\n"
+      "ln=torch.nn.functional.layer_norm(x,(77,),g,b,1e-5)\n"
+      "for t in (y,x.grad,ln):print(' '.join(repr(v) for v in t.detach().flatten().tolist()))\n"
+      "\" " + path;
+  FILE *p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t k = std::fread(buf, 1, sizeof buf, p))
+    out.append(buf, k);
+  ASSERT_EQ(pclose(p), 0) << out;
+  std::remove(path.c_str());
+  std::istringstream in(out);
+  std::vector<std::vector<double>> want(3, std::vector<double>(rows * cols));
+  for (auto &w : want)
+    for (double &v : w)
+      ASSERT_TRUE(in >> v);
+
+  std::vector<float> y(rows * cols), dx(rows * cols), ln(rows * cols),
+      mean(rows), rstd(rows);
+  ASSERT_EQ(launch(spmd_softmax_fwd_f32, dim3(2), dim3(64), x.data(), y.data(),
+                   rows, cols),
+            "");
+  ASSERT_EQ(launch(spmd_softmax_bwd_f32, dim3(2), dim3(64), y.data(),
+                   dy.data(), dx.data(), rows, cols),
+            "");
+  ASSERT_EQ(launch(spmd_layer_norm_fwd_f32, dim3(5), dim3(32), x.data(),
+                   g.data(), b.data(), ln.data(), mean.data(), rstd.data(),
+                   rows, cols, 1e-5f),
+            "");
+  auto d = [](const std::vector<float> &v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  expectClose(d(y), want[0], 1e-5, "softmax vs torch");
+  expectClose(d(dx), want[1], 1e-5, "softmax backward vs torch");
+  expectClose(d(ln), want[2], 1e-5, "layer_norm vs torch");
 }
 
 } // namespace
