@@ -282,6 +282,100 @@ Status selectImage(const CompiledModule &module, int deviceArch,
       ")" + (recompileError.empty() ? "" : "; recompiling: " + recompileError));
 }
 
+namespace {
+const char kModuleMagic[] = "SPMDCUMOD1\n";
+
+void putU64(std::string &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void putBytes(std::string &out, const std::string &b) {
+  putU64(out, b.size());
+  out += b;
+}
+
+struct Reader {
+  const std::string &in;
+  size_t pos = 0;
+  std::string error;
+  bool u64(uint64_t &v, const char *what) {
+    if (in.size() - pos < 8) {
+      error = std::string("truncated ") + what + " at byte " +
+              std::to_string(pos);
+      return false;
+    }
+    v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t(static_cast<unsigned char>(in[pos + i])) << (8 * i);
+    pos += 8;
+    return true;
+  }
+  bool bytes(std::string &b, const char *what) {
+    uint64_t n;
+    if (!u64(n, what))
+      return false;
+    if (in.size() - pos < n) {
+      error = std::string("truncated ") + what + " (" + std::to_string(n) +
+              " bytes announced at byte " + std::to_string(pos) + ")";
+      return false;
+    }
+    b.assign(in, pos, n);
+    pos += n;
+    return true;
+  }
+};
+} // namespace
+
+std::string serializeModule(const CompiledModule &m) {
+  std::string out = kModuleMagic;
+  putBytes(out, m.name);
+  putBytes(out, m.source);
+  putU64(out, m.cubins.size());
+  for (auto &kv : m.cubins) {
+    putU64(out, static_cast<uint64_t>(kv.first));
+    putBytes(out, kv.second);
+  }
+  putU64(out, static_cast<uint64_t>(m.ptxArch));
+  putBytes(out, m.ptx);
+  return out;
+}
+
+Status deserializeModule(const std::string &in, CompiledModule &m) {
+  m = CompiledModule();
+  size_t magic = sizeof kModuleMagic - 1;
+  if (in.compare(0, magic, kModuleMagic) != 0)
+    return Status::error("not a compiled CUDA module (no SPMDCUMOD1 header)");
+  Reader r{in, magic, {}};
+  uint64_t count = 0, arch = 0, ptxArch = 0;
+  bool ok = r.bytes(m.name, "module name") &&
+            r.bytes(m.source, "module source") &&
+            r.u64(count, "cubin count");
+  for (uint64_t i = 0; ok && i < count; ++i) {
+    std::string cubin;
+    ok = r.u64(arch, "cubin arch") && r.bytes(cubin, "cubin");
+    if (ok) {
+      int got = 0;
+      Status s = cubinArch(cubin, got);
+      if (!s.ok() || got != static_cast<int>(arch))
+        return Status::error("module " + m.name + ": the sm_" +
+                             std::to_string(arch) + " cubin is not one (" +
+                             (s.ok() ? "it is sm_" + std::to_string(got)
+                                     : s.message()) +
+                             ")");
+      m.cubins[static_cast<int>(arch)] = std::move(cubin);
+    }
+  }
+  ok = ok && r.u64(ptxArch, "ptx arch") && r.bytes(m.ptx, "ptx");
+  if (!ok)
+    return Status::error("compiled CUDA module: " + r.error);
+  if (r.pos != in.size())
+    return Status::error("compiled CUDA module: " +
+                         std::to_string(in.size() - r.pos) +
+                         " trailing bytes");
+  m.ptxArch = static_cast<int>(ptxArch);
+  return Status::success();
+}
+
 Status cubinArch(const std::string &cubin, int &arch) {
   const unsigned char *p = reinterpret_cast<const unsigned char *>(cubin.data());
   if (cubin.size() < 64 || std::memcmp(p, "\x7f" "ELF", 4) != 0)

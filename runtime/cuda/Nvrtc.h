@@ -46,6 +46,12 @@ struct CompiledModule {
   std::string ptx;
 };
 
+/// The bytes a plan embeds for a module ("SPMDCUMOD1" format: name, source,
+/// cubins by arch, PTX), and back; a malformed blob is an error saying what
+/// is wrong, never a crash.
+std::string serializeModule(const CompiledModule &module);
+Status deserializeModule(const std::string &bytes, CompiledModule &module);
+
 /// One compilation through NVRTC. `headers` are (include name, text) pairs;
 /// the kernel library is always available as "spmd_kernels.cuh".
 /// `ptx` selects PTX output (compute_<arch>) instead of a cubin (sm_<arch>).

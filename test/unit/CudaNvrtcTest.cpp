@@ -168,3 +168,37 @@ TEST(Nvrtc, CubinArchRejectsNonCubins) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Nvrtc, ModuleRoundTripsThroughPlanBytes) {
+  CompileOptions opts;
+  CompiledModule m, back;
+  ASSERT_TRUE(compileModule("gen.cu", kGenerated, opts, m).ok());
+  std::string bytes = serializeModule(m);
+  spmd::Status s = deserializeModule(bytes, back);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(back.name, m.name);
+  EXPECT_EQ(back.source, m.source);
+  EXPECT_EQ(back.cubins, m.cubins);
+  EXPECT_EQ(back.ptxArch, 80);
+  EXPECT_EQ(back.ptx, m.ptx);
+  // Malformed blobs are errors that say what is wrong.
+  s = deserializeModule(bytes.substr(0, bytes.size() / 2), back);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "truncated")) << s.message();
+  s = deserializeModule("garbage", back);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "SPMDCUMOD1")) << s.message();
+  s = deserializeModule(bytes + "x", back);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "trailing")) << s.message();
+  // A cubin filed under the wrong architecture is caught.
+  CompiledModule wrong = m;
+  wrong.cubins[90] = m.cubins.at(80);
+  s = deserializeModule(serializeModule(wrong), back);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(contains(s.message(), "it is sm_80")) << s.message();
+}
+
+} // namespace
