@@ -152,6 +152,10 @@ struct NcclComm::State {
   std::map<Axes, Group> groups;
   CUdeviceptr scratch = 0;
   size_t scratchBytes = 0;
+  CUdeviceptr wide = 0; // f32 copies of 16-bit operands of reductions
+  size_t wideBytes = 0;
+  std::unique_ptr<Module> convertModule;
+  bool nativeHalfReduce = false;
   std::string aborted; // non-empty once aborted: the reason
   std::vector<int64_t> hostHeaders;
 
@@ -265,6 +269,63 @@ struct NcclComm::State {
     return Status::success();
   }
 
+  Status ensureWide(size_t bytes, double timeout) {
+    if (bytes <= wideBytes)
+      return Status::success();
+    Status s = waitStream("growing the f32 reduction buffer", timeout);
+    if (!s.ok())
+      return s;
+    if (wide)
+      api().cuMemFree(wide);
+    wide = 0;
+    wideBytes = 0;
+    CUresult r = api().cuMemAlloc(&wide, bytes);
+    if (r != CUDA_SUCCESS)
+      return Status::error("f32 reduction buffer of " + std::to_string(bytes) +
+                           " bytes: " + errorText(api(), r));
+    wideBytes = bytes;
+    return Status::success();
+  }
+
+  /// Converts `n` elements between a 16-bit float type and f32 on the
+  /// stream (kernels of the library, compiled by NVRTC on first use).
+  Status convert(DType half, bool toF32, CUdeviceptr in, CUdeviceptr out,
+                 int64_t n) {
+    if (n == 0)
+      return Status::success();
+    if (!convertModule) {
+      static const char *source =
+          "#include \"spmd_kernels.cuh\"\n"
+          "#define C(S, T) extern \"C\" __global__ void spmd_convert_##S##_f32("
+          "const T *i, float *o, long long n) { spmdk::convert(i, o, n); } "
+          "extern \"C\" __global__ void spmd_convert_f32_##S(const float *i, "
+          "T *o, long long n) { spmdk::convert(i, o, n); }\n"
+          "C(f16, spmdk::f16)\nC(bf16, spmdk::bf16)\n";
+      CompileOptions opts;
+      opts.archs = {device->arch()};
+      opts.ptx = false;
+      CompiledModule m;
+      Status s = compileModule("nccl_convert.cu", source, opts, m);
+      if (s.ok())
+        s = Module::load(*device, m, opts, convertModule);
+      if (!s.ok())
+        return s;
+    }
+    std::string suffix = half == DType::F16 ? "f16" : "bf16";
+    std::string name = toF32 ? "spmd_convert_" + suffix + "_f32"
+                             : "spmd_convert_f32_" + suffix;
+    CUfunction fn;
+    Status s = convertModule->function(name, fn);
+    if (!s.ok())
+      return s;
+    LaunchDims d = elementwiseLaunch(n, device->smCount());
+    void *args[] = {&in, &out, &n};
+    return cuda::check(api(),
+                       api().cuLaunchKernel(fn, d.grid, 1, 1, d.block, 1, 1, 0,
+                                            stream, args, nullptr),
+                       "launching " + name);
+  }
+
   /// Row-strided device copy: `height` rows of `width` bytes.
   Status copy2D(CUdeviceptr dst, size_t dstPitch, CUdeviceptr src,
                 size_t srcPitch, size_t width, size_t height) {
@@ -312,7 +373,11 @@ NcclComm::~NcclComm() {
   }
   if (st.scratch)
     st.api().cuMemFree(st.scratch);
+  if (st.wide)
+    st.api().cuMemFree(st.wide);
 }
+
+void NcclComm::setNativeHalfReduce(bool on) { state->nativeHalfReduce = on; }
 
 const Device &NcclComm::gpu() const { return *state->device; }
 void NcclComm::setStream(CUstream s) {
@@ -592,10 +657,35 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
   if (!hasData(call.kind))
     return {Status::success(), outShape};
 
-  // 2. Move the data.
+  // 2. Move the data. Reductions of f16/bf16 run in f32 (as on the CPU
+  // backends) unless native 16-bit reduction was asked for: widen into the
+  // f32 buffer, reduce there, narrow into `out` afterwards.
   ncclDataType_t type = ncclType(call.dtype);
+  const bool widen =
+      (call.kind == CollectiveKind::AllReduce ||
+       call.kind == CollectiveKind::ReduceScatter) &&
+      (call.dtype == DType::F16 || call.dtype == DType::BF16) &&
+      !st.nativeHalfReduce;
+  CUdeviceptr finalOut = out;
+  if (widen) {
+    int64_t nin = numElements(call.shape), nout = numElements(outShape);
+    size_t inBytes = DeviceArena::align(nin * 4);
+    s = st.ensureWide(inBytes + nout * 4 + 4, timeout);
+    if (s.ok())
+      s = st.convert(call.dtype, true, in, st.wide, nin);
+    if (!s.ok())
+      return fail(s.message());
+    in = st.wide;
+    out = st.wide + inBytes;
+    inPtr = reinterpret_cast<const void *>(in);
+    outPtr = reinterpret_cast<void *>(out);
+    es = 4;
+    type = ncclFloat32;
+  }
   const size_t rank = call.shape.size();
   auto ok = [&](Status r) -> CollectiveResult {
+    if (r.ok() && widen)
+      r = st.convert(call.dtype, false, out, finalOut, numElements(outShape));
     if (!r.ok())
       return {Status::error(r.message().rfind(where, 0) == 0
                                 ? r.message()

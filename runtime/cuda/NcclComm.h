@@ -23,9 +23,11 @@
 // ncclReduceScatter directly when blocks are even along the leading dims,
 // otherwise "v" style through padding to the largest member in a scratch
 // buffer with strided device copies (cuMemcpy2DAsync) on each side;
-// all-to-all as grouped ncclSend/ncclRecv. f16/bf16 reduce in NCCL's native
-// 16-bit arithmetic (a difference from the CPU backends, which accumulate
-// in f32); integer avg is rejected.
+// all-to-all as grouped ncclSend/ncclRecv. f16/bf16 reductions accumulate
+// in f32 like the CPU backends (widened and narrowed by library kernels
+// that NVRTC compiles for the device on first use), unless
+// setNativeHalfReduce(true) trades that for half the traffic; integer avg
+// is rejected.
 //
 // Faults: every communicator is non-blocking; waits poll the stream and
 // ncclCommGetAsyncError against the timeout. An NCCL error or a timeout
@@ -84,6 +86,8 @@ public:
   /// stream); null restores the communicator's own.
   void setStream(CUstream stream);
   CUstream stream() const;
+  /// Reduce f16/bf16 in NCCL's 16-bit arithmetic instead of f32.
+  void setNativeHalfReduce(bool on);
   /// Waits (with the timeout) until everything enqueued has completed.
   Status synchronize();
   /// Communicator::shard for device buffers (a strided device copy).

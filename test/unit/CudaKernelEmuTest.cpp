@@ -318,6 +318,33 @@ TYPED_TEST(EmuKernels, CrossEntropy) {
   }
 }
 
+TEST(EmuKernels, ConvertsBetween16BitFloatsAndF32) {
+  auto v = randomVec(1000, 30, -70000, 70000); // beyond f16's range too
+  std::vector<f16> h(v.size());
+  std::vector<bf16> b(v.size());
+  std::vector<float> back(v.size());
+  ASSERT_EQ(launch(spmd_convert_f32_f16, dim3(3), dim3(64), v.data(), h.data(),
+                   (spmdk::i64)v.size()),
+            "");
+  ASSERT_EQ(launch(spmd_convert_f32_bf16, dim3(3), dim3(64), v.data(),
+                   b.data(), (spmdk::i64)v.size()),
+            "");
+  for (size_t i = 0; i < v.size(); ++i) {
+    ASSERT_EQ(h[i].bits, spmd::floatToHalf(v[i])) << i;
+    ASSERT_EQ(b[i].bits, spmd::floatToBF16(v[i])) << i;
+  }
+  ASSERT_EQ(launch(spmd_convert_bf16_f32, dim3(2), dim3(32), b.data(),
+                   back.data(), (spmdk::i64)v.size()),
+            "");
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(back[i], spmd::bf16ToFloat(b[i].bits)) << i;
+  ASSERT_EQ(launch(spmd_convert_f16_f32, dim3(2), dim3(32), h.data(),
+                   back.data(), (spmdk::i64)v.size()),
+            "");
+  for (size_t i = 0; i < v.size(); ++i)
+    ASSERT_EQ(back[i], spmd::halfToFloat(h[i].bits)) << i;
+}
+
 // The emulation itself: barriers order shared-memory phases, shuffles move
 // values between lanes, divergent barriers are reported, bad launches too.
 void reverseInBlock(int *data) {

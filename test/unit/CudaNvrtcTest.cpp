@@ -27,6 +27,8 @@ const char *kKernelNames[] = {
     "spmd_rms_norm_fwd_f32",          "spmd_rms_norm_fwd_f16",
     "spmd_rms_norm_fwd_bf16",         "spmd_cross_entropy_fwd_f32",
     "spmd_cross_entropy_fwd_f16",     "spmd_cross_entropy_fwd_bf16",
+    "spmd_convert_f16_f32",           "spmd_convert_f32_f16",
+    "spmd_convert_bf16_f32",          "spmd_convert_f32_bf16",
 };
 
 bool contains(const std::string &hay, const std::string &needle) {

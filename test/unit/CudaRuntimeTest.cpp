@@ -380,6 +380,22 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
       rv.download(v.data());
       for (float x : v)
         check(x == n * (n + 1) / 2.0f, "allReduce value");
+      // bf16 allReduce accumulates in f32, then rounds once.
+      std::vector<uint16_t> h(7, floatToBF16(1.0f + 1.0f / 128 + r / 64.0f));
+      DeviceBuffer hv(dev, 14), ho(dev, 14);
+      hv.upload(h.data());
+      CollectiveResult hr =
+          c.allReduce({reinterpret_cast<void *>(hv.ptr), DType::BF16, {7}},
+                      {reinterpret_cast<void *>(ho.ptr), 14}, {0},
+                      ReduceKind::Sum);
+      check(hr.ok(), "bf16 allReduce: " + hr.status.message());
+      check(c.synchronize().ok(), "sync");
+      ho.download(h.data());
+      float want = 0;
+      for (int q = 0; q < n; ++q)
+        want += bf16ToFloat(floatToBF16(1.0f + 1.0f / 128 + q / 64.0f));
+      for (uint16_t x : h)
+        check(x == floatToBF16(want), "bf16 allReduce value");
       // reduceScatter of [n+1, 3] along dim 0 (torch.chunk rows).
       std::vector<float> big((n + 1) * 3);
       for (size_t i = 0; i < big.size(); ++i)

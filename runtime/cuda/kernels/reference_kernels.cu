@@ -68,3 +68,15 @@ extern "C" __global__ void __launch_bounds__(1024)
                               float *y, i64 rows, i64 cols) {
   spmdk::affineGeluVec4(x, a, b, y, rows, cols);
 }
+
+#define SPMD_CONVERT(S, T)                                                     \
+  extern "C" __global__ void spmd_convert_##S##_f32(const T *in, float *out,   \
+                                                    i64 n) {                   \
+    spmdk::convert(in, out, n);                                                \
+  }                                                                            \
+  extern "C" __global__ void spmd_convert_f32_##S(const float *in, T *out,     \
+                                                  i64 n) {                     \
+    spmdk::convert(in, out, n);                                                \
+  }
+SPMD_CONVERT(f16, f16)
+SPMD_CONVERT(bf16, bf16)

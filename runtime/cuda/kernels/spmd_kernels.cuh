@@ -219,6 +219,14 @@ __device__ __forceinline__ void affineGeluVec4(const float *__restrict__ x,
   });
 }
 
+/// out[i] = in[i] converted (through f32): widening before a reduction in
+/// f32, narrowing after.
+template <class S, class D>
+__device__ __forceinline__ void convert(const S *__restrict__ in,
+                                        D *__restrict__ out, i64 n) {
+  gridStride(n, [&](i64 i) { store(out, i, load(in, i)); });
+}
+
 //===-- Row softmax -------------------------------------------------------===//
 
 template <class T>
