@@ -131,7 +131,7 @@ Status launch(const Device &device, CUfunction fn, LaunchDims dims,
     return Status::success();
   const DriverApi &api = device.api();
   return check(api,
-               api.cuLaunchKernel(fn, dims.grid, 1, 1, dims.block, 1, 1,
+               api.cuLaunchKernel(fn, dims.grid, dims.gridY, 1, dims.block, 1, 1,
                                   sharedBytes, stream.get(), args, nullptr),
                "launching " + what + " (grid " + std::to_string(dims.grid) +
                    ", block " + std::to_string(dims.block) + ")");

@@ -17,6 +17,7 @@ namespace cuda {
 struct LaunchDims {
   unsigned grid = 0;  // 0: nothing to launch (empty tensor)
   unsigned block = 0;
+  unsigned gridY = 1; // row chunks of the two-stage column reductions
 };
 
 /// Grid-stride elementwise kernels over `n` items: 256 threads, enough
@@ -45,6 +46,23 @@ inline LaunchDims rowLaunch(int64_t rows, int64_t cols) {
   int64_t block = std::min<int64_t>(1024, std::max<int64_t>(32, want));
   d.block = static_cast<unsigned>((block + 31) / 32 * 32);
   d.grid = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
+  return d;
+}
+
+/// Stage 1 of a column reduction over a rows x cols block (e.g. dgamma):
+/// 256-thread blocks across the columns, and gridY chunks of rows (at
+/// least 32 rows each) so the grid fills the GPU about 4 times over.
+inline LaunchDims columnPartialLaunch(int64_t rows, int64_t cols,
+                                      int smCount = 132) {
+  LaunchDims d;
+  if (rows <= 0 || cols <= 0)
+    return d;
+  d.block = 256;
+  int64_t xBlocks = std::min<int64_t>((cols + 255) / 256, 65535);
+  int64_t want = std::max<int64_t>(1, int64_t(std::max(smCount, 1)) * 4 / xBlocks);
+  int64_t chunks = std::min<int64_t>({want, (rows + 31) / 32, 65535});
+  d.grid = static_cast<unsigned>(xBlocks);
+  d.gridY = static_cast<unsigned>(std::max<int64_t>(chunks, 1));
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "reference_kernels.cu"
 
 #include "runtime/DType.h"
+#include "runtime/cuda/LaunchConfig.h"
 
 #include <gtest/gtest.h>
 
@@ -70,6 +71,7 @@ struct Shape2 {
 // Non-multiples of the block size, one element, a long row, zero-size.
 const Shape2 kShapes[] = {{5, 37, 32},  {3, 130, 64}, {1, 1, 32},
                           {7, 300, 96}, {2, 1000, 256}, {0, 9, 32},
+                          {200, 5, 32},
                           {4, 0, 64}};
 
 unsigned rowGrid(int64_t rows) {
@@ -92,6 +94,9 @@ template <class T> struct Kernels;
     static constexpr auto layerNormBwdInput = spmd_layer_norm_bwd_input_##S;   \
     static constexpr auto layerNormBwdParams = spmd_layer_norm_bwd_params_##S; \
     static constexpr auto rmsNormFwd = spmd_rms_norm_fwd_##S;                  \
+    static constexpr auto layerNormBwdParamsPartial =                          \
+        spmd_layer_norm_bwd_params_partial_##S;                                \
+    static constexpr auto columnSum = spmd_column_sum_##S;                     \
     static constexpr auto crossEntropyFwd = spmd_cross_entropy_fwd_##S;        \
   };
 SPMD_FOR_EACH_TYPE(SPMD_BIND)
@@ -203,6 +208,26 @@ TYPED_TEST(EmuKernels, LayerNorm) {
                        db.data(), s.rows, s.cols),
                 "");
     }
+    // The two-stage version, with the launch the backend would choose
+    // (few SMs, so tall inputs get several row chunks).
+    std::vector<T> dg2(s.cols), db2(s.cols);
+    spmd::cuda::LaunchDims pd =
+        spmd::cuda::columnPartialLaunch(s.rows, s.cols, /*smCount=*/2);
+    if (pd.grid) {
+      std::vector<float> pg(pd.gridY * s.cols), pb(pd.gridY * s.cols);
+      ASSERT_EQ(launch(Kernels<T>::layerNormBwdParamsPartial,
+                       dim3(pd.grid, pd.gridY), dim3(pd.block), x.data(),
+                       dy.data(), mean.data(), rstd.data(), pg.data(),
+                       pb.data(), s.rows, s.cols),
+                "");
+      spmdk::i64 chunks = pd.gridY;
+      ASSERT_EQ(launch(Kernels<T>::columnSum, dim3(1), dim3(64), pg.data(),
+                       dg2.data(), chunks, s.cols),
+                "");
+      ASSERT_EQ(launch(Kernels<T>::columnSum, dim3(1), dim3(64), pb.data(),
+                       db2.data(), chunks, s.cols),
+                "");
+    }
     auto xd = toD(x), gd = toD(g), bd = toD(b), dyd = toD(dy);
     std::vector<double> wantY(n), wantDx(n), wantDg(s.cols, 0),
         wantDb(s.cols, 0), wantMean(s.rows), wantRstd(s.rows);
@@ -241,6 +266,10 @@ TYPED_TEST(EmuKernels, LayerNorm) {
     // Column sums over up to 7 rows of O(1) terms.
     expectClose(toD(dg), wantDg, 4 * tol<T>(), label("layer_norm_bwd dgamma", s));
     expectClose(toD(db), wantDb, 4 * tol<T>(), label("layer_norm_bwd dbeta", s));
+    expectClose(toD(dg2), wantDg, 4 * tol<T>(),
+                label("layer_norm_bwd dgamma (two-stage)", s));
+    expectClose(toD(db2), wantDb, 4 * tol<T>(),
+                label("layer_norm_bwd dbeta (two-stage)", s));
   }
 }
 

@@ -27,6 +27,9 @@ const char *kKernelNames[] = {
     "spmd_rms_norm_fwd_f32",          "spmd_rms_norm_fwd_f16",
     "spmd_rms_norm_fwd_bf16",         "spmd_cross_entropy_fwd_f32",
     "spmd_cross_entropy_fwd_f16",     "spmd_cross_entropy_fwd_bf16",
+    "spmd_layer_norm_bwd_params_partial_f32",
+    "spmd_layer_norm_bwd_params_partial_bf16",
+    "spmd_column_sum_f32",            "spmd_column_sum_f16",
     "spmd_convert_f16_f32",           "spmd_convert_f32_f16",
     "spmd_convert_bf16_f32",          "spmd_convert_f32_bf16",
 };

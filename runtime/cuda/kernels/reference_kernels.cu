@@ -48,6 +48,17 @@ using spmdk::i64;
     spmdk::layerNormBackwardParams(x, dy, mean, rstd, dgamma, dbeta, rows,     \
                                    cols);                                      \
   }                                                                            \
+  extern "C" __global__ void __launch_bounds__(1024)                           \
+      spmd_layer_norm_bwd_params_partial_##S(                                  \
+          const T *x, const T *dy, const float *mean, const float *rstd,       \
+          float *pgamma, float *pbeta, i64 rows, i64 cols) {                   \
+    spmdk::layerNormBackwardParamsPartial(x, dy, mean, rstd, pgamma, pbeta,    \
+                                          rows, cols);                         \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(1024) spmd_column_sum_##S(      \
+      const float *partial, T *out, i64 chunks, i64 cols) {                    \
+    spmdk::columnSum(partial, out, chunks, cols);                              \
+  }                                                                            \
   extern "C" __global__ void __launch_bounds__(1024) spmd_rms_norm_fwd_##S(    \
       const T *x, const T *gamma, T *y, float *rstd, i64 rows, i64 cols,       \
       float eps) {                                                             \

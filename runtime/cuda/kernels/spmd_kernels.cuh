@@ -360,6 +360,44 @@ __device__ __forceinline__ void layerNormBackwardParams(
   });
 }
 
+/// The same in two deterministic stages for tall inputs, where one thread
+/// per column leaves most of the GPU idle: stage 1 runs gridDim.y chunks of
+/// rows and writes f32 partial sums partial[chunk * cols + c]; stage 2
+/// (columnSum) adds the chunks up.
+template <class T>
+__device__ __forceinline__ void layerNormBackwardParamsPartial(
+    const T *__restrict__ x, const T *__restrict__ dy,
+    const float *__restrict__ mean, const float *__restrict__ rstd,
+    float *__restrict__ partialGamma, float *__restrict__ partialBeta, i64 rows,
+    i64 cols) {
+  const i64 chunk = (rows + gridDim.y - 1) / gridDim.y;
+  const i64 r0 = blockIdx.y * chunk;
+  const i64 r1 = r0 + chunk < rows ? r0 + chunk : rows;
+  gridStride(cols, [&](i64 c) {
+    float sg = 0.0f, sb = 0.0f;
+    for (i64 r = r0; r < r1; ++r) {
+      float g = load(dy, r * cols + c);
+      sg += g * (load(x, r * cols + c) - mean[r]) * rstd[r];
+      sb += g;
+    }
+    partialGamma[blockIdx.y * cols + c] = sg;
+    partialBeta[blockIdx.y * cols + c] = sb;
+  });
+}
+
+/// out[c] = sum over k < chunks of partial[k * cols + c].
+template <class T>
+__device__ __forceinline__ void columnSum(const float *__restrict__ partial,
+                                          T *__restrict__ out, i64 chunks,
+                                          i64 cols) {
+  gridStride(cols, [&](i64 c) {
+    float s = 0.0f;
+    for (i64 k = 0; k < chunks; ++k)
+      s += partial[k * cols + c];
+    store(out, c, s);
+  });
+}
+
 /// y = x * rsqrt(mean(x^2) + eps) * gamma; saves rstd per row.
 template <class T>
 __device__ __forceinline__ void rmsNormForward(const T *__restrict__ x,
