@@ -443,6 +443,10 @@ Status NcclComm::create(const Mesh &mesh, int64_t device, int gpu,
       static_cast<int>(device), &config);
   s = st.check(rc, st.world, where + ": ncclCommInitRankConfig",
                timeoutSeconds);
+  // A non-blocking init may still be connecting after returning success.
+  if (s.ok() && st.world)
+    s = st.waitComm(st.world, where + ": ncclCommInitRankConfig",
+                    timeoutSeconds);
   if (!s.ok())
     return s;
   comm = std::move(c);

@@ -105,6 +105,11 @@ TEST(LaunchConfig, ShapesToGridsAndBlocks) {
   EXPECT_EQ(rowLaunch(3, 1000).block, 256u);
   EXPECT_EQ(rowLaunch(3, 4097).block, 1024u);
   EXPECT_EQ(rowLaunch(100000, 8).grid, 65535u);
+  LaunchDims c = columnPartialLaunch(16384, 4096, 132);
+  EXPECT_EQ(c.grid, 16u);
+  EXPECT_EQ(c.gridY, 33u); // 4 waves of 132 SMs over 16 column blocks
+  EXPECT_EQ(columnPartialLaunch(40, 4096, 132).gridY, 2u); // >= 32 rows each
+  EXPECT_EQ(columnPartialLaunch(0, 4096).grid, 0u);
   alignas(16) float buf[8];
   EXPECT_TRUE(vectorizable4(8, {buf, buf + 4}));
   EXPECT_FALSE(vectorizable4(8, {buf + 1}));
