@@ -374,6 +374,37 @@ TEST(EmuKernels, ConvertsBetween16BitFloatsAndF32) {
     ASSERT_EQ(back[i], spmd::halfToFloat(h[i].bits)) << i;
 }
 
+// A kernel as the code generator prints it for a broadcast: out[i, j, k] =
+// tanh(a[i, j, k] + b[i, 0, k]) with b read through a StridedView whose
+// stride is 0 along the broadcast dim.
+extern "C" __global__ void generatedBroadcast(const bf16 *a, const float *b,
+                                              bf16 *out, spmdk::StridedView bv,
+                                              long long n) {
+  spmdk::gridStride(n, [&](long long i) {
+    spmdk::store(out, i, tanhf(spmdk::load(a, i) + b[bv.offset(i)]));
+  });
+}
+
+TEST(EmuKernels, GeneratedBroadcastThroughStridedView) {
+  const int64_t I = 3, J = 4, K = 5, n = I * J * K;
+  auto a = toT<bf16>(randomVec(n, 40));
+  auto b = randomVec(I * K, 41);
+  std::vector<bf16> out(n);
+  spmdk::StridedView bv{3, {I, J, K}, {K, 0, 1}};
+  ASSERT_EQ(launch(generatedBroadcast, dim3(2), dim3(32), a.data(), b.data(),
+                   out.data(), bv, (long long)n),
+            "");
+  auto ad = toD(a);
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < I; ++i)
+    for (int64_t j = 0; j < J; ++j)
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t l = (i * J + j) * K + k;
+        want[l] = std::tanh(ad[l] + b[i * K + k]);
+      }
+  expectClose(toD(out), want, tol<bf16>(), "broadcast through StridedView");
+}
+
 // The emulation itself: barriers order shared-memory phases, shuffles move
 // values between lanes, divergent barriers are reported, bad launches too.
 void reverseInBlock(int *data) {
