@@ -1,4 +1,5 @@
-//===- gemm_bench.cpp - cuBLASLt GEMM throughput ---------------------------===//
+//===- gemm_bench.cpp - cuBLASLt GEMM throughput
+//---------------------------===//
 //
 //   spmd-cuda-gemm-bench [m n k]   (default: a sweep of square and
 //                                   transformer-shaped GEMMs)
@@ -22,12 +23,11 @@ using namespace spmd::cuda::bench;
 int main(int argc, char **argv) {
   std::vector<std::array<int64_t, 3>> shapes;
   if (argc > 3)
-    shapes.push_back({std::atoll(argv[1]), std::atoll(argv[2]),
-                      std::atoll(argv[3])});
+    shapes.push_back(
+        {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3])});
   else
-    shapes = {{1024, 1024, 1024},  {4096, 4096, 4096}, {8192, 8192, 8192},
-              {16384, 4096, 4096}, {16384, 16384, 4096},
-              {16384, 4096, 16384}};
+    shapes = {{1024, 1024, 1024},  {4096, 4096, 4096},   {8192, 8192, 8192},
+              {16384, 4096, 4096}, {16384, 16384, 4096}, {16384, 4096, 16384}};
   std::unique_ptr<Device> dev;
   orDie(Device::open(0, dev), "device");
   std::unique_ptr<Stream> stream;
@@ -49,10 +49,10 @@ int main(int argc, char **argv) {
       DType t;
       bool tf32;
     };
-    for (Variant v : {Variant{"f32", DType::F32, false},
-                      Variant{"tf32", DType::F32, true},
-                      Variant{"bf16", DType::BF16, false},
-                      Variant{"f16", DType::F16, false}}) {
+    for (Variant v :
+         {Variant{"f32", DType::F32, false}, Variant{"tf32", DType::F32, true},
+          Variant{"bf16", DType::BF16, false},
+          Variant{"f16", DType::F16, false}}) {
       GemmDesc d;
       d.dtype = v.t;
       d.allowTF32 = v.tf32;

@@ -38,8 +38,14 @@ int main(int argc, char **argv) {
   size_t big = n * 4;
   std::unique_ptr<DeviceArena> arena;
   size_t off[8], total = 0;
-  size_t sizes[8] = {big, big, big, big, size_t(cols) * 4, size_t(cols) * 4,
-                     size_t(rows) * 8, size_t(rows) * 8};
+  size_t sizes[8] = {big,
+                     big,
+                     big,
+                     big,
+                     size_t(cols) * 4,
+                     size_t(cols) * 4,
+                     size_t(rows) * 8,
+                     size_t(rows) * 8};
   for (int i = 0; i < 8; ++i) {
     off[i] = total;
     total = DeviceArena::align(total + sizes[i]);
@@ -63,8 +69,8 @@ int main(int argc, char **argv) {
   std::printf("# device copy %.0f GB/s (read+write), theoretical peak %.0f "
               "GB/s\n",
               copyGBs, peak);
-  std::printf("%-32s %10s %10s %8s %8s\n", "kernel", "time_us", "GB/s",
-              "%copy", "%peak");
+  std::printf("%-32s %10s %10s %8s %8s\n", "kernel", "time_us", "GB/s", "%copy",
+              "%peak");
 
   float eps = 1e-5f, scale = 1.0f / rows;
   for (const char *t : {"f32", "bf16"}) {
@@ -76,34 +82,48 @@ int main(int argc, char **argv) {
       double bytes;
     };
     std::vector<Case> cases = {
-        {"spmd_affine_gelu_", {&x, &g, &b, &y, &rows, &cols},
-         elementwiseLaunch(n, dev->smCount()), 2.0 * n * es},
-        {"spmd_softmax_fwd_", {&x, &y, &rows, &cols}, rowLaunch(rows, cols),
+        {"spmd_affine_gelu_",
+         {&x, &g, &b, &y, &rows, &cols},
+         elementwiseLaunch(n, dev->smCount()),
          2.0 * n * es},
-        {"spmd_softmax_bwd_", {&y, &dy, &dx, &rows, &cols},
-         rowLaunch(rows, cols), 3.0 * n * es},
+        {"spmd_softmax_fwd_",
+         {&x, &y, &rows, &cols},
+         rowLaunch(rows, cols),
+         2.0 * n * es},
+        {"spmd_softmax_bwd_",
+         {&y, &dy, &dx, &rows, &cols},
+         rowLaunch(rows, cols),
+         3.0 * n * es},
         {"spmd_layer_norm_fwd_",
          {&x, &g, &b, &y, &mean, &rstd, &rows, &cols, &eps},
-         rowLaunch(rows, cols), 2.0 * n * es},
+         rowLaunch(rows, cols),
+         2.0 * n * es},
         {"spmd_layer_norm_bwd_input_",
-         {&x, &dy, &g, &mean, &rstd, &dx, &rows, &cols}, rowLaunch(rows, cols),
+         {&x, &dy, &g, &mean, &rstd, &dx, &rows, &cols},
+         rowLaunch(rows, cols),
          3.0 * n * es},
         {"spmd_layer_norm_bwd_params_",
          {&x, &dy, &mean, &rstd, &g, &b, &rows, &cols},
-         elementwiseLaunch(cols, dev->smCount()), 2.0 * n * es},
+         elementwiseLaunch(cols, dev->smCount()),
+         2.0 * n * es},
         {"spmd_layer_norm_bwd_params_partial_",
          {&x, &dy, &mean, &rstd, &dx, &y, &rows, &cols},
-         columnPartialLaunch(rows, cols, dev->smCount()), 2.0 * n * es},
-        {"spmd_rms_norm_fwd_", {&x, &g, &y, &rstd, &rows, &cols, &eps},
-         rowLaunch(rows, cols), 2.0 * n * es},
+         columnPartialLaunch(rows, cols, dev->smCount()),
+         2.0 * n * es},
+        {"spmd_rms_norm_fwd_",
+         {&x, &g, &y, &rstd, &rows, &cols, &eps},
+         rowLaunch(rows, cols),
+         2.0 * n * es},
         {"spmd_cross_entropy_fwd_",
          {&x, &target, &loss, &lossTotal, &y, &rows, &cols, &scale},
-         rowLaunch(rows, cols), 2.0 * n * es},
+         rowLaunch(rows, cols),
+         2.0 * n * es},
     };
     if (es == 4)
       cases.push_back({"spmd_affine_gelu_f32_vec4",
                        {&x, &g, &b, &y, &rows, &cols},
-                       elementwiseLaunch(n / 4, dev->smCount()), 2.0 * n * es});
+                       elementwiseLaunch(n / 4, dev->smCount()),
+                       2.0 * n * es});
     for (Case &c : cases) {
       std::string name =
           c.kernel.back() == '_' ? c.kernel + t : c.kernel; // vec4 is named

@@ -28,8 +28,7 @@ using namespace spmd::cuda::bench;
 namespace {
 
 double busFactor(CollectiveKind k, int n) {
-  return k == CollectiveKind::AllReduce ? 2.0 * (n - 1) / n
-                                        : double(n - 1) / n;
+  return k == CollectiveKind::AllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
 }
 
 } // namespace

@@ -36,16 +36,19 @@ Status Device::open(int ordinal, std::unique_ptr<Device> &device) {
   const DriverApi &api = *d->driver;
   d->index = ordinal;
   std::string what = "GPU " + std::to_string(ordinal);
-  SPMD_TRY(check(api, api.cuDeviceGet(&d->dev, ordinal), what + ": cuDeviceGet"));
+  SPMD_TRY(
+      check(api, api.cuDeviceGet(&d->dev, ordinal), what + ": cuDeviceGet"));
   int major = 0, minor = 0;
-  SPMD_TRY(check(api,
-                 api.cuDeviceGetAttribute(
-                     &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
-                 what + ": compute capability"));
-  SPMD_TRY(check(api,
-                 api.cuDeviceGetAttribute(
-                     &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
-                 what + ": compute capability"));
+  SPMD_TRY(
+      check(api,
+            api.cuDeviceGetAttribute(
+                &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev),
+            what + ": compute capability"));
+  SPMD_TRY(
+      check(api,
+            api.cuDeviceGetAttribute(
+                &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev),
+            what + ": compute capability"));
   d->smVersion = major * 10 + minor;
   SPMD_TRY(check(api,
                  api.cuDeviceGetAttribute(
@@ -94,14 +97,12 @@ Status Module::load(const Device &device, const CompiledModule &compiled,
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER,
                          CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *vals[] = {log, reinterpret_cast<void *>(sizeof log - 1)};
-  CUresult rc =
-      api.cuModuleLoadDataEx(&m->mod, image.data(), 2, opts, vals);
+  CUresult rc = api.cuModuleLoadDataEx(&m->mod, image.data(), 2, opts, vals);
   if (rc != CUDA_SUCCESS)
-    return Status::error("loading " + compiled.name + " (" + how + ") on " +
-                         device.name() + " (sm_" +
-                         std::to_string(device.arch()) +
-                         "): " + errorText(api, rc) +
-                         (log[0] ? std::string("\n") + log : ""));
+    return Status::error(
+        "loading " + compiled.name + " (" + how + ") on " + device.name() +
+        " (sm_" + std::to_string(device.arch()) + "): " + errorText(api, rc) +
+        (log[0] ? std::string("\n") + log : ""));
   module = std::move(m);
   return Status::success();
 }
@@ -131,8 +132,8 @@ Status launch(const Device &device, CUfunction fn, LaunchDims dims,
     return Status::success();
   const DriverApi &api = device.api();
   return check(api,
-               api.cuLaunchKernel(fn, dims.grid, dims.gridY, 1, dims.block, 1, 1,
-                                  sharedBytes, stream.get(), args, nullptr),
+               api.cuLaunchKernel(fn, dims.grid, dims.gridY, 1, dims.block, 1,
+                                  1, sharedBytes, stream.get(), args, nullptr),
                "launching " + what + " (grid " + std::to_string(dims.grid) +
                    ", block " + std::to_string(dims.block) + ")");
 }
@@ -163,10 +164,11 @@ Status Event::create(const Device &device, bool timing,
   std::unique_ptr<Event> e(new Event());
   e->device = &device;
   SPMD_TRY(device.makeCurrent());
-  SPMD_TRY(check(device.api(),
-                 device.api().cuEventCreate(
-                     &e->e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
-                 "cuEventCreate"));
+  SPMD_TRY(
+      check(device.api(),
+            device.api().cuEventCreate(&e->e, timing ? CU_EVENT_DEFAULT
+                                                     : CU_EVENT_DISABLE_TIMING),
+            "cuEventCreate"));
   event = std::move(e);
   return Status::success();
 }
@@ -187,8 +189,7 @@ Status Event::synchronize() const {
 }
 
 Status Event::elapsedSince(const Event &start, float &ms) const {
-  return check(device->api(),
-               device->api().cuEventElapsedTime(&ms, start.e, e),
+  return check(device->api(), device->api().cuEventElapsedTime(&ms, start.e, e),
                "cuEventElapsedTime");
 }
 
@@ -243,18 +244,18 @@ Status StreamPair::create(const Device &device,
 
 Status StreamPair::commWaitsForCompute() {
   SPMD_TRY(computeDone->record(*computeStream));
-  return check(device->api(),
-               device->api().cuStreamWaitEvent(commStream->get(),
-                                               computeDone->get(), 0),
-               "cuStreamWaitEvent (communication after compute)");
+  return check(
+      device->api(),
+      device->api().cuStreamWaitEvent(commStream->get(), computeDone->get(), 0),
+      "cuStreamWaitEvent (communication after compute)");
 }
 
 Status StreamPair::computeWaitsForComm() {
   SPMD_TRY(commDone->record(*commStream));
-  return check(device->api(),
-               device->api().cuStreamWaitEvent(computeStream->get(),
-                                               commDone->get(), 0),
-               "cuStreamWaitEvent (compute after communication)");
+  return check(
+      device->api(),
+      device->api().cuStreamWaitEvent(computeStream->get(), commDone->get(), 0),
+      "cuStreamWaitEvent (compute after communication)");
 }
 
 Status StreamPair::synchronize() const {

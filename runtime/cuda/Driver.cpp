@@ -47,8 +47,9 @@ Loaded loadFrom(const std::string &path) {
   CUresult rc = api.cuInit(0);
   if (rc != CUDA_SUCCESS) {
     l.status = Status::error(
-        "CUDA driver " + path + " (version " + std::to_string(api.version / 1000) +
-        "." + std::to_string(api.version % 1000 / 10) +
+        "CUDA driver " + path + " (version " +
+        std::to_string(api.version / 1000) + "." +
+        std::to_string(api.version % 1000 / 10) +
         ") failed to initialize: " + errorText(api, rc) +
         (rc == CUDA_ERROR_NO_DEVICE ? "; the CUDA backend needs a GPU" : ""));
     return l;

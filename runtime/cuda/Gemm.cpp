@@ -87,8 +87,9 @@ std::string GemmDesc::str() const {
 
 Status validateGemm(const GemmDesc &d) {
   if (d.dtype != DType::F32 && d.dtype != DType::F16 && d.dtype != DType::BF16)
-    return Status::error(d.str() + ": cuBLASLt GEMMs take f32, f16 or bf16, "
-                                   "not " +
+    return Status::error(d.str() +
+                         ": cuBLASLt GEMMs take f32, f16 or bf16, "
+                         "not " +
                          dtypeName(d.dtype));
   if (d.m < 0 || d.n < 0 || d.k < 0 || d.batch < 0)
     return Status::error(d.str() + ": negative size");
@@ -133,7 +134,8 @@ Status GemmRunner::create(const Device &device, size_t workspaceBytes,
   if (workspaceBytes) {
     CUresult rc = device.api().cuMemAlloc(&im.workspace, workspaceBytes);
     if (rc != CUDA_SUCCESS)
-      return Status::error("cuBLASLt workspace: " + errorText(device.api(), rc));
+      return Status::error("cuBLASLt workspace: " +
+                           errorText(device.api(), rc));
     im.workspaceBytes = workspaceBytes;
   }
   runner = std::move(r);
@@ -158,22 +160,23 @@ Status GemmRunner::run(const GemmDesc &d, CUdeviceptr a, CUdeviceptr b,
   };
   // The cache key: everything that shapes the descriptors.
   std::string key = d.str() + "/" + std::to_string(d.strideA) + "," +
-        std::to_string(d.strideB) + "," + std::to_string(d.strideC) + "/" +
-        std::to_string(d.beta != 0.0f);
+                    std::to_string(d.strideB) + "," +
+                    std::to_string(d.strideC) + "/" +
+                    std::to_string(d.beta != 0.0f);
   auto it = im.plans.find(key);
   if (it == im.plans.end()) {
     std::unique_ptr<Plan> p(new Plan());
-    cublasComputeType_t compute =
-        d.dtype == DType::F32 && d.allowTF32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                             : CUBLAS_COMPUTE_32F;
+    cublasComputeType_t compute = d.dtype == DType::F32 && d.allowTF32
+                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F;
     cublasStatus_t st = cublasLtMatmulDescCreate(&p->op, compute, CUDA_R_32F);
     if (st != CUBLAS_STATUS_SUCCESS)
       return fail("cublasLtMatmulDescCreate", st);
     // Column-major: D^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
     cublasOperation_t opFirst = d.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opSecond = d.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-    cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                   &opFirst, sizeof opFirst);
+    cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opFirst,
+                                   sizeof opFirst);
     cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB,
                                    &opSecond, sizeof opSecond);
     cublasLtEpilogue_t epi = ltEpilogue(d.epilogue);
@@ -181,9 +184,8 @@ Status GemmRunner::run(const GemmDesc &d, CUdeviceptr a, CUdeviceptr b,
                                    sizeof epi);
     if (hasBias(d.epilogue)) {
       cudaDataType_t bt = cudaType(d.dtype);
-      cublasLtMatmulDescSetAttribute(p->op,
-                                     CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
-                                     sizeof bt);
+      cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                     &bt, sizeof bt);
     }
     cudaDataType_t t = cudaType(d.dtype);
     // Stored shapes, column-major view of row-major storage.
@@ -228,8 +230,8 @@ Status GemmRunner::run(const GemmDesc &d, CUdeviceptr a, CUdeviceptr b,
   Plan &p = *it->second;
   if (hasBias(d.epilogue)) {
     void *bp = reinterpret_cast<void *>(bias);
-    cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                   &bp, sizeof bp);
+    cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp,
+                                   sizeof bp);
   }
   cublasStatus_t st = cublasLtMatmul(
       im.handle, p.op, &d.alpha, reinterpret_cast<const void *>(b), p.la,

@@ -173,8 +173,8 @@ std::string launchBody(dim3 grid, dim3 block,
             released = true;
           }
           if (!released) {
-            error = "block (" + std::to_string(bx) + ", " +
-                    std::to_string(by) + ", " + std::to_string(bz) +
+            error = "block (" + std::to_string(bx) + ", " + std::to_string(by) +
+                    ", " + std::to_string(bz) +
                     "): threads wait at different barriers (divergent "
                     "__syncthreads or warp shuffle); " +
                     std::to_string(atBlock) + " of " + std::to_string(live) +

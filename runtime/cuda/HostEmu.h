@@ -83,7 +83,8 @@ uint16_t floatToHalfBits(float value);
 
 /// Runs `body` as a kernel over `grid` x `block`. Returns an error message,
 /// empty on success (bad configuration, barrier deadlock).
-std::string launchBody(dim3 grid, dim3 block, const std::function<void()> &body);
+std::string launchBody(dim3 grid, dim3 block,
+                       const std::function<void()> &body);
 
 /// Launches `kernel(args...)`: emu::launch(k, grid, block, a, b, c).
 template <class... Params, class... Args>
@@ -144,10 +145,18 @@ template <class T> T atomicMax(T *p, T v) {
 }
 template <class T> T __ldg(const T *p) { return *p; }
 
-inline float __int_as_float(int v) { return spmd_emu::fromBits<float>(static_cast<uint32_t>(v)); }
-inline float __uint_as_float(unsigned v) { return spmd_emu::fromBits<float>(v); }
-inline int __float_as_int(float v) { return static_cast<int>(spmd_emu::toBits(v)); }
-inline unsigned __float_as_uint(float v) { return static_cast<unsigned>(spmd_emu::toBits(v)); }
+inline float __int_as_float(int v) {
+  return spmd_emu::fromBits<float>(static_cast<uint32_t>(v));
+}
+inline float __uint_as_float(unsigned v) {
+  return spmd_emu::fromBits<float>(v);
+}
+inline int __float_as_int(float v) {
+  return static_cast<int>(spmd_emu::toBits(v));
+}
+inline unsigned __float_as_uint(float v) {
+  return static_cast<unsigned>(spmd_emu::toBits(v));
+}
 inline float rsqrtf(float v) { return 1.0f / std::sqrt(v); }
 inline float __expf(float v) { return std::exp(v); }
 inline float __logf(float v) { return std::log(v); }

@@ -1,4 +1,5 @@
-//===- KernelSources.h - CUDA kernel sources embedded in the binary -*- C++ -*-===//
+//===- KernelSources.h - CUDA kernel sources embedded in the binary -*- C++
+//-*-===//
 //
 // The text of kernels/spmd_kernels.cuh (the library every generated kernel
 // includes as "spmd_kernels.cuh") and of kernels/reference_kernels.cu (the

@@ -15,7 +15,7 @@ namespace spmd {
 namespace cuda {
 
 struct LaunchDims {
-  unsigned grid = 0;  // 0: nothing to launch (empty tensor)
+  unsigned grid = 0; // 0: nothing to launch (empty tensor)
   unsigned block = 0;
   unsigned gridY = 1; // row chunks of the two-stage column reductions
 };
@@ -59,7 +59,8 @@ inline LaunchDims columnPartialLaunch(int64_t rows, int64_t cols,
     return d;
   d.block = 256;
   int64_t xBlocks = std::min<int64_t>((cols + 255) / 256, 65535);
-  int64_t want = std::max<int64_t>(1, int64_t(std::max(smCount, 1)) * 4 / xBlocks);
+  int64_t want =
+      std::max<int64_t>(1, int64_t(std::max(smCount, 1)) * 4 / xBlocks);
   int64_t chunks = std::min<int64_t>({want, (rows + 31) / 32, 65535});
   d.grid = static_cast<unsigned>(xBlocks);
   d.gridY = static_cast<unsigned>(std::max<int64_t>(chunks, 1));
@@ -68,7 +69,8 @@ inline LaunchDims columnPartialLaunch(int64_t rows, int64_t cols,
 
 /// The f32 elementwise kernels have a float4 variant: usable when the row
 /// length is a multiple of 4 and every pointer is 16-byte aligned.
-inline bool vectorizable4(int64_t cols, std::initializer_list<const void *> ptrs) {
+inline bool vectorizable4(int64_t cols,
+                          std::initializer_list<const void *> ptrs) {
   if (cols % 4)
     return false;
   for (const void *p : ptrs)

@@ -156,7 +156,8 @@ struct NcclComm::State {
   size_t wideBytes = 0;
   std::unique_ptr<Module> convertModule;
   bool nativeHalfReduce = false;
-  std::string aborted; // non-empty once aborted: the reason
+  std::vector<Shape> plannedShapes; // for the next collective only
+  std::string aborted;              // non-empty once aborted: the reason
   std::vector<int64_t> hostHeaders;
 
   const DriverApi &api() const { return device->api(); }
@@ -198,8 +199,8 @@ struct NcclComm::State {
       ncclResult_t async = ncclSuccess;
       ncclResult_t rc = ncclCommGetAsyncError(comm, &async);
       if (rc != ncclSuccess)
-        return fail(what + ": ncclCommGetAsyncError: " +
-                    ncclGetErrorString(rc));
+        return fail(what +
+                    ": ncclCommGetAsyncError: " + ncclGetErrorString(rc));
       if (async == ncclSuccess)
         return Status::success();
       if (async != ncclInProgress)
@@ -207,8 +208,9 @@ struct NcclComm::State {
                     ncclGetLastError(comm) + ")");
       if (Clock::now() > end)
         return fail(what + " did not complete within " +
-                    std::to_string(timeout) + " s; aborting the NCCL "
-                                              "communicators");
+                    std::to_string(timeout) +
+                    " s; aborting the NCCL "
+                    "communicators");
       std::this_thread::yield();
     }
   }
@@ -332,10 +334,9 @@ struct NcclComm::State {
     if (!width || !height)
       return Status::success();
     if (height == 1 || (dstPitch == width && srcPitch == width))
-      return cuda::check(api(),
-                         api().cuMemcpyDtoDAsync(dst, src, width * height,
-                                                 stream),
-                         "cuMemcpyDtoDAsync");
+      return cuda::check(
+          api(), api().cuMemcpyDtoDAsync(dst, src, width * height, stream),
+          "cuMemcpyDtoDAsync");
     CUDA_MEMCPY2D m;
     std::memset(&m, 0, sizeof m);
     m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
@@ -364,7 +365,8 @@ NcclComm::~NcclComm() {
     for (ncclComm_t c : st.comms()) {
       ncclResult_t rc = ncclCommFinalize(c);
       if (rc == ncclSuccess || rc == ncclInProgress)
-        (void)st.waitComm(c, "ncclCommFinalize", std::min(timeoutSeconds(), 10.0));
+        (void)st.waitComm(c, "ncclCommFinalize",
+                          std::min(timeoutSeconds(), 10.0));
     }
     for (ncclComm_t c : st.comms())
       ncclCommDestroy(c);
@@ -378,6 +380,9 @@ NcclComm::~NcclComm() {
 }
 
 void NcclComm::setNativeHalfReduce(bool on) { state->nativeHalfReduce = on; }
+void NcclComm::setPlannedShapes(std::vector<Shape> memberShapes) {
+  state->plannedShapes = std::move(memberShapes);
+}
 
 const Device &NcclComm::gpu() const { return *state->device; }
 void NcclComm::setStream(CUstream s) {
@@ -438,9 +443,9 @@ Status NcclComm::create(const Mesh &mesh, int64_t device, int gpu,
   std::memcpy(uid.internal, uniqueId.data(), sizeof uid.internal);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0; // every wait is ours, with a timeout
-  ncclResult_t rc = ncclCommInitRankConfig(
-      &st.world, static_cast<int>(mesh.numDevices()), uid,
-      static_cast<int>(device), &config);
+  ncclResult_t rc =
+      ncclCommInitRankConfig(&st.world, static_cast<int>(mesh.numDevices()),
+                             uid, static_cast<int>(device), &config);
   s = st.check(rc, st.world, where + ": ncclCommInitRankConfig",
                timeoutSeconds);
   // A non-blocking init may still be connecting after returning success.
@@ -480,9 +485,10 @@ Status NcclComm::createFromEnv(const Mesh &mesh, double timeoutSeconds,
   return create(mesh, env.rank, env.localRank, id, timeoutSeconds, comm);
 }
 
-Status NcclComm::createSingleProcess(
-    const Mesh &mesh, const std::vector<int> &gpus, double timeoutSeconds,
-    std::vector<std::unique_ptr<NcclComm>> &comms) {
+Status
+NcclComm::createSingleProcess(const Mesh &mesh, const std::vector<int> &gpus,
+                              double timeoutSeconds,
+                              std::vector<std::unique_ptr<NcclComm>> &comms) {
   if (static_cast<int64_t>(gpus.size()) != mesh.numDevices())
     return Status::error("nccl: " + std::to_string(gpus.size()) +
                          " GPUs for a mesh of " +
@@ -541,9 +547,10 @@ CollectiveResult NcclComm::shardOnDevice(const InBlock &in, OutBlock out,
             {}};
   size_t inner = prod(in.shape, dim + 1, rank) * es;
   size_t outer = prod(in.shape, 0, dim);
-  Status s = st.copy2D(reinterpret_cast<CUdeviceptr>(out.data), r.size * inner,
-                       reinterpret_cast<CUdeviceptr>(in.data) + r.offset * inner,
-                       in.shape[dim] * inner, r.size * inner, outer);
+  Status s =
+      st.copy2D(reinterpret_cast<CUdeviceptr>(out.data), r.size * inner,
+                reinterpret_cast<CUdeviceptr>(in.data) + r.offset * inner,
+                in.shape[dim] * inner, r.size * inner, outer);
   return {s, s.ok() ? outShape : Shape()};
 }
 
@@ -572,8 +579,8 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
       return fail(s.message());
     size_t bytes = numElements(call.shape) * es;
     if (hasData(call.kind) && bytes && out != in)
-      s = cuda::check(st.api(), st.api().cuMemcpyDtoDAsync(out, in, bytes,
-                                                           st.stream),
+      s = cuda::check(st.api(),
+                      st.api().cuMemcpyDtoDAsync(out, in, bytes, st.stream),
                       "cuMemcpyDtoDAsync");
     return {s.ok() ? s : Status::error(where + ": " + s.message()),
             outShapes[0]};
@@ -605,53 +612,72 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
     return st.check(rc, comm, where + ": " + what, timeout);
   };
 
-  // 1. Exchange headers through the group (device round trip).
-  size_t headerBytes = kHeaderWords * sizeof(int64_t);
-  st.hostHeaders.assign(kHeaderWords * (n + 1), 0);
-  int64_t *mine = st.hostHeaders.data() + kHeaderWords * n;
-  bool fits = encode(call, mine);
-  if (!fits)
-    mine[hRank] = -1;
-  mine[hVerify] = verifyCollectives();
-  s = st.ensureScratch(headerBytes * (n + 1), timeout);
-  if (!s.ok())
-    return fail(s.message());
-  CUdeviceptr hdrAll = st.scratch, hdrMine = st.scratch + headerBytes * n;
-  if (!(s = cuda::check(st.api(),
-                        st.api().cuMemcpyHtoDAsync(hdrMine, mine, headerBytes,
-                                                   st.stream),
-                        "header upload"))
-           .ok() ||
-      !(s = nccl(ncclAllGather(reinterpret_cast<void *>(hdrMine),
-                               reinterpret_cast<void *>(hdrAll), kHeaderWords,
-                               ncclInt64, comm, st.stream),
-                 "ncclAllGather (headers)"))
-           .ok() ||
-      !(s = cuda::check(st.api(),
-                        st.api().cuMemcpyDtoHAsync(st.hostHeaders.data(),
-                                                   hdrAll, headerBytes * n,
-                                                   st.stream),
-                        "header download"))
-           .ok() ||
-      !(s = st.waitStream(where + " (header exchange)", timeout)).ok())
-    return {Status::error(s.message().rfind(where, 0) == 0
-                              ? s.message()
-                              : where + ": " + s.message()),
-            {}};
   std::vector<CallDesc> calls(n);
   std::vector<const CallDesc *> ptrs(n);
   bool verify = false;
-  for (int i = 0; i < n; ++i) {
-    const int64_t *h = st.hostHeaders.data() + i * kHeaderWords;
-    verify |= h[hVerify] != 0;
-    if (h[hRank] < 0)
-      return fail("member " + std::to_string(i) + " (rank " +
-                  std::to_string(g.members[i]) +
-                  ") passes a block of more than " + std::to_string(kMaxRank) +
-                  " dims or a group of more than " + std::to_string(kMaxAxes) +
-                  " axes");
-    calls[i] = decode(h);
-    ptrs[i] = &calls[i];
+  std::vector<Shape> planned;
+  planned.swap(st.plannedShapes);
+  if (!planned.empty()) {
+    // 1'. The plan knows every member's shape: no exchange, no host sync.
+    if (static_cast<int>(planned.size()) != n)
+      return fail(std::to_string(planned.size()) +
+                  " planned shapes for a group of " + std::to_string(n));
+    if (planned[me] != call.shape)
+      return fail("the planned shape " + shapeStr(planned[me]) +
+                  " of this member differs from its block " +
+                  shapeStr(call.shape));
+    for (int i = 0; i < n; ++i) {
+      calls[i] = call;
+      calls[i].shape = planned[i];
+      calls[i].fingerprint.sequence = call.fingerprint.sequence;
+      ptrs[i] = &calls[i];
+    }
+  } else {
+    // 1. Exchange headers through the group (device round trip).
+    size_t headerBytes = kHeaderWords * sizeof(int64_t);
+    st.hostHeaders.assign(kHeaderWords * (n + 1), 0);
+    int64_t *mine = st.hostHeaders.data() + kHeaderWords * n;
+    bool fits = encode(call, mine);
+    if (!fits)
+      mine[hRank] = -1;
+    mine[hVerify] = verifyCollectives();
+    s = st.ensureScratch(headerBytes * (n + 1), timeout);
+    if (!s.ok())
+      return fail(s.message());
+    CUdeviceptr hdrAll = st.scratch, hdrMine = st.scratch + headerBytes * n;
+    if (!(s = cuda::check(
+              st.api(),
+              st.api().cuMemcpyHtoDAsync(hdrMine, mine, headerBytes, st.stream),
+              "header upload"))
+             .ok() ||
+        !(s = nccl(ncclAllGather(reinterpret_cast<void *>(hdrMine),
+                                 reinterpret_cast<void *>(hdrAll), kHeaderWords,
+                                 ncclInt64, comm, st.stream),
+                   "ncclAllGather (headers)"))
+             .ok() ||
+        !(s = cuda::check(st.api(),
+                          st.api().cuMemcpyDtoHAsync(st.hostHeaders.data(),
+                                                     hdrAll, headerBytes * n,
+                                                     st.stream),
+                          "header download"))
+             .ok() ||
+        !(s = st.waitStream(where + " (header exchange)", timeout)).ok())
+      return {Status::error(s.message().rfind(where, 0) == 0
+                                ? s.message()
+                                : where + ": " + s.message()),
+              {}};
+    for (int i = 0; i < n; ++i) {
+      const int64_t *h = st.hostHeaders.data() + i * kHeaderWords;
+      verify |= h[hVerify] != 0;
+      if (h[hRank] < 0)
+        return fail(
+            "member " + std::to_string(i) + " (rank " +
+            std::to_string(g.members[i]) + ") passes a block of more than " +
+            std::to_string(kMaxRank) + " dims or a group of more than " +
+            std::to_string(kMaxAxes) + " axes");
+      calls[i] = decode(h);
+      ptrs[i] = &calls[i];
+    }
   }
   std::vector<Shape> outShapes;
   s = planCollective(mesh(), g.members, ptrs, verify, outShapes);
@@ -665,11 +691,10 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
   // backends) unless native 16-bit reduction was asked for: widen into the
   // f32 buffer, reduce there, narrow into `out` afterwards.
   ncclDataType_t type = ncclType(call.dtype);
-  const bool widen =
-      (call.kind == CollectiveKind::AllReduce ||
-       call.kind == CollectiveKind::ReduceScatter) &&
-      (call.dtype == DType::F16 || call.dtype == DType::BF16) &&
-      !st.nativeHalfReduce;
+  const bool widen = (call.kind == CollectiveKind::AllReduce ||
+                      call.kind == CollectiveKind::ReduceScatter) &&
+                     (call.dtype == DType::F16 || call.dtype == DType::BF16) &&
+                     !st.nativeHalfReduce;
   CUdeviceptr finalOut = out;
   if (widen) {
     int64_t nin = numElements(call.shape), nout = numElements(outShape);
@@ -731,8 +756,8 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
     int64_t prefix = 0;
     for (int i = 0; i < n; ++i) {
       size_t w = calls[i].shape[dim] * inner;
-      s = st.copy2D(out + prefix * inner, total * inner,
-                    gathered + padded * i, dmax * inner, w, outer);
+      s = st.copy2D(out + prefix * inner, total * inner, gathered + padded * i,
+                    dmax * inner, w, outer);
       if (!s.ok())
         return ok(s);
       prefix += calls[i].shape[dim];

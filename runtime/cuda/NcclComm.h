@@ -70,10 +70,10 @@ public:
                               std::unique_ptr<NcclComm> &comm);
   /// One process: mesh device i on GPU gpus[i]; each communicator is then
   /// used from its own thread.
-  static Status createSingleProcess(const Mesh &mesh,
-                                    const std::vector<int> &gpus,
-                                    double timeoutSeconds,
-                                    std::vector<std::unique_ptr<NcclComm>> &comms);
+  static Status
+  createSingleProcess(const Mesh &mesh, const std::vector<int> &gpus,
+                      double timeoutSeconds,
+                      std::vector<std::unique_ptr<NcclComm>> &comms);
   ~NcclComm() override;
 
   const char *backendName() const override { return "nccl"; }
@@ -88,6 +88,12 @@ public:
   CUstream stream() const;
   /// Reduce f16/bf16 in NCCL's 16-bit arithmetic instead of f32.
   void setNativeHalfReduce(bool on);
+  /// Every member's block shape (group order) for the NEXT collective, as
+  /// the plan computed them from mesh coordinates: that collective skips
+  /// the header exchange (and its host synchronization, so it can be
+  /// captured in a CUDA Graph) and is not verified. Capture after a warm-up
+  /// step: scratch buffers grow (cuMemAlloc) on first use.
+  void setPlannedShapes(std::vector<Shape> memberShapes);
   /// Waits (with the timeout) until everything enqueued has completed.
   Status synchronize();
   /// Communicator::shard for device buffers (a strided device copy).

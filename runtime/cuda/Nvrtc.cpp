@@ -7,12 +7,12 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -109,18 +109,18 @@ void clearMemoryCache() {
   c.stats = {};
 }
 
-Status compileOne(const std::string &name, const std::string &source, int arch,
-                  bool ptx, const CompileOptions &options, std::string &image,
-                  const std::vector<std::pair<std::string, std::string>>
-                      &extraHeaders) {
+Status compileOne(
+    const std::string &name, const std::string &source, int arch, bool ptx,
+    const CompileOptions &options, std::string &image,
+    const std::vector<std::pair<std::string, std::string>> &extraHeaders) {
   std::vector<std::pair<std::string, std::string>> headers = extraHeaders;
   headers.emplace_back(kernelLibraryName(), kernelLibrarySource());
   std::vector<std::string> opts = optionStrings(arch, ptx, options);
   std::string target = (ptx ? "compute_" : "sm_") + std::to_string(arch);
 
   // The cache key covers everything that determines the image.
-  std::string key = std::to_string(nvrtcVersion()) + '\0' + name + '\0' +
-                    source + '\0';
+  std::string key =
+      std::to_string(nvrtcVersion()) + '\0' + name + '\0' + source + '\0';
   for (auto &h : headers)
     key += h.first + '\0' + h.second + '\0';
   for (auto &o : opts)
@@ -161,10 +161,9 @@ Status compileOne(const std::string &name, const std::string &source, int arch,
     headerTexts.push_back(hd.second.c_str());
   }
   nvrtcProgram prog;
-  nvrtcResult rc =
-      nvrtcCreateProgram(&prog, source.c_str(), name.c_str(),
-                         static_cast<int>(headers.size()), headerTexts.data(),
-                         headerNames.data());
+  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), name.c_str(),
+                                      static_cast<int>(headers.size()),
+                                      headerTexts.data(), headerNames.data());
   if (rc != NVRTC_SUCCESS)
     return Status::error("NVRTC cannot create a program for " + name + ": " +
                          nvrtcGetErrorString(rc));
@@ -229,8 +228,8 @@ Status compileModule(const std::string &name, const std::string &source,
   }
   if (options.ptx && !options.archs.empty()) {
     int lowest = *std::min_element(options.archs.begin(), options.archs.end());
-    Status s = compileOne(name, source, lowest, /*ptx=*/true, options,
-                          module.ptx);
+    Status s =
+        compileOne(name, source, lowest, /*ptx=*/true, options, module.ptx);
     if (!s.ok())
       return s;
     module.ptxArch = lowest;
@@ -300,8 +299,8 @@ struct Reader {
   std::string error;
   bool u64(uint64_t &v, const char *what) {
     if (in.size() - pos < 8) {
-      error = std::string("truncated ") + what + " at byte " +
-              std::to_string(pos);
+      error =
+          std::string("truncated ") + what + " at byte " + std::to_string(pos);
       return false;
     }
     v = 0;
@@ -348,8 +347,7 @@ Status deserializeModule(const std::string &in, CompiledModule &m) {
   Reader r{in, magic, {}};
   uint64_t count = 0, arch = 0, ptxArch = 0;
   bool ok = r.bytes(m.name, "module name") &&
-            r.bytes(m.source, "module source") &&
-            r.u64(count, "cubin count");
+            r.bytes(m.source, "module source") && r.u64(count, "cubin count");
   for (uint64_t i = 0; ok && i < count; ++i) {
     std::string cubin;
     ok = r.u64(arch, "cubin arch") && r.bytes(cubin, "cubin");
@@ -357,11 +355,10 @@ Status deserializeModule(const std::string &in, CompiledModule &m) {
       int got = 0;
       Status s = cubinArch(cubin, got);
       if (!s.ok() || got != static_cast<int>(arch))
-        return Status::error("module " + m.name + ": the sm_" +
-                             std::to_string(arch) + " cubin is not one (" +
-                             (s.ok() ? "it is sm_" + std::to_string(got)
-                                     : s.message()) +
-                             ")");
+        return Status::error(
+            "module " + m.name + ": the sm_" + std::to_string(arch) +
+            " cubin is not one (" +
+            (s.ok() ? "it is sm_" + std::to_string(got) : s.message()) + ")");
       m.cubins[static_cast<int>(arch)] = std::move(cubin);
     }
   }
@@ -370,15 +367,18 @@ Status deserializeModule(const std::string &in, CompiledModule &m) {
     return Status::error("compiled CUDA module: " + r.error);
   if (r.pos != in.size())
     return Status::error("compiled CUDA module: " +
-                         std::to_string(in.size() - r.pos) +
-                         " trailing bytes");
+                         std::to_string(in.size() - r.pos) + " trailing bytes");
   m.ptxArch = static_cast<int>(ptxArch);
   return Status::success();
 }
 
 Status cubinArch(const std::string &cubin, int &arch) {
-  const unsigned char *p = reinterpret_cast<const unsigned char *>(cubin.data());
-  if (cubin.size() < 64 || std::memcmp(p, "\x7f" "ELF", 4) != 0)
+  const unsigned char *p =
+      reinterpret_cast<const unsigned char *>(cubin.data());
+  if (cubin.size() < 64 || std::memcmp(p,
+                                       "\x7f"
+                                       "ELF",
+                                       4) != 0)
     return Status::error("not an ELF object");
   if (p[4] != 2)
     return Status::error("not a 64-bit ELF object");

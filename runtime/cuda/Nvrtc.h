@@ -39,8 +39,8 @@ struct CompileOptions {
 
 /// The compiled form of one translation unit, as a plan embeds it.
 struct CompiledModule {
-  std::string name;   // for messages, e.g. "mlp_step.cu"
-  std::string source; // kept for recompilation at load time
+  std::string name;                  // for messages, e.g. "mlp_step.cu"
+  std::string source;                // kept for recompilation at load time
   std::map<int, std::string> cubins; // SM version -> cubin bytes
   int ptxArch = 0;                   // 0: no PTX
   std::string ptx;
@@ -56,11 +56,10 @@ Status deserializeModule(const std::string &bytes, CompiledModule &module);
 /// the kernel library is always available as "spmd_kernels.cuh".
 /// `ptx` selects PTX output (compute_<arch>) instead of a cubin (sm_<arch>).
 /// On error the message names `name`, the architecture and has NVRTC's log.
-Status compileOne(const std::string &name, const std::string &source,
-                  int arch, bool ptx, const CompileOptions &options,
-                  std::string &image,
-                  const std::vector<std::pair<std::string, std::string>>
-                      &headers = {});
+Status compileOne(
+    const std::string &name, const std::string &source, int arch, bool ptx,
+    const CompileOptions &options, std::string &image,
+    const std::vector<std::pair<std::string, std::string>> &headers = {});
 
 /// Every architecture of `options` (and PTX), through the cache.
 Status compileModule(const std::string &name, const std::string &source,
@@ -93,7 +92,8 @@ CacheStats cacheStats();
 void clearMemoryCache();
 
 /// FNV-1a 64, the cache key's hash.
-uint64_t hash64(const std::string &text, uint64_t seed = 1469598103934665603ull);
+uint64_t hash64(const std::string &text,
+                uint64_t seed = 1469598103934665603ull);
 
 } // namespace cuda
 } // namespace spmd

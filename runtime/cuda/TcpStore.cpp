@@ -105,8 +105,8 @@ Status serveBlob(int port, const std::string &blob, int clients,
     pollfd pfd{fd, POLLIN, 0};
     if (poll(&pfd, 1, msLeft(deadline)) <= 0) {
       ::close(fd);
-      return Status::error(where + ": only " + std::to_string(served) +
-                           " of " + std::to_string(clients) +
+      return Status::error(where + ": only " + std::to_string(served) + " of " +
+                           std::to_string(clients) +
                            " ranks connected within " +
                            std::to_string(timeoutSeconds) + " s");
     }
@@ -114,11 +114,11 @@ Status serveBlob(int port, const std::string &blob, int clients,
     if (c < 0)
       continue;
     int32_t rank = -1;
-    bool ok = recvAll(c, reinterpret_cast<char *>(&rank), sizeof rank,
-                      deadline) &&
-              sendAll(c, reinterpret_cast<const char *>(&size), sizeof size,
-                      deadline) &&
-              sendAll(c, blob.data(), blob.size(), deadline);
+    bool ok =
+        recvAll(c, reinterpret_cast<char *>(&rank), sizeof rank, deadline) &&
+        sendAll(c, reinterpret_cast<const char *>(&size), sizeof size,
+                deadline) &&
+        sendAll(c, blob.data(), blob.size(), deadline);
     ::close(c);
     if (ok)
       ++served;
@@ -135,8 +135,8 @@ Status fetchBlob(const std::string &host, int port, int rank, size_t size,
   addrinfo hints{}, *res = nullptr;
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
-  int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints,
-                        &res);
+  int gai =
+      getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res);
   if (gai != 0)
     return Status::error(where + ": cannot resolve " + host + ": " +
                          gai_strerror(gai));

@@ -18,9 +18,9 @@
 
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 #include <random>
 #include <sstream>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -55,8 +55,9 @@ template <> double tol<f16>() { return 4e-3; }
 template <> double tol<bf16>() { return 2e-2; }
 
 /// |got - want| <= tol * max(1, |want|), elementwise, with the index named.
-void expectClose(const std::vector<double> &got, const std::vector<double> &want,
-                 double tolerance, const std::string &what) {
+void expectClose(const std::vector<double> &got,
+                 const std::vector<double> &want, double tolerance,
+                 const std::string &what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_LE(std::fabs(got[i] - want[i]),
@@ -69,10 +70,9 @@ struct Shape2 {
   unsigned block;
 };
 // Non-multiples of the block size, one element, a long row, zero-size.
-const Shape2 kShapes[] = {{5, 37, 32},  {3, 130, 64}, {1, 1, 32},
+const Shape2 kShapes[] = {{5, 37, 32},  {3, 130, 64},   {1, 1, 32},
                           {7, 300, 96}, {2, 1000, 256}, {0, 9, 32},
-                          {200, 5, 32},
-                          {4, 0, 64}};
+                          {200, 5, 32}, {4, 0, 64}};
 
 unsigned rowGrid(int64_t rows) {
   return static_cast<unsigned>(std::min<int64_t>(rows, 3)); // < rows: strides
@@ -105,7 +105,9 @@ template <class T> class EmuKernels : public ::testing::Test {};
 using ElementTypes = ::testing::Types<float, f16, bf16>;
 TYPED_TEST_SUITE(EmuKernels, ElementTypes);
 
-double geluRef(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double geluRef(double x) {
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
 
 TYPED_TEST(EmuKernels, AffineGelu) {
   using T = TypeParam;
@@ -264,8 +266,10 @@ TYPED_TEST(EmuKernels, LayerNorm) {
     expectClose(toD(y), wantY, tol<T>(), label("layer_norm_fwd", s));
     expectClose(toD(dx), wantDx, 4 * tol<T>(), label("layer_norm_bwd dx", s));
     // Column sums over up to 7 rows of O(1) terms.
-    expectClose(toD(dg), wantDg, 4 * tol<T>(), label("layer_norm_bwd dgamma", s));
-    expectClose(toD(db), wantDb, 4 * tol<T>(), label("layer_norm_bwd dbeta", s));
+    expectClose(toD(dg), wantDg, 4 * tol<T>(),
+                label("layer_norm_bwd dgamma", s));
+    expectClose(toD(db), wantDb, 4 * tol<T>(),
+                label("layer_norm_bwd dbeta", s));
     expectClose(toD(dg2), wantDg, 4 * tol<T>(),
                 label("layer_norm_bwd dgamma (two-stage)", s));
     expectClose(toD(db2), wantDb, 4 * tol<T>(),
@@ -335,15 +339,15 @@ TYPED_TEST(EmuKernels, CrossEntropy) {
         sum += std::exp(xd[r * s.cols + c] - m);
       for (int64_t c = 0; c < s.cols; ++c)
         wantProbs[r * s.cols + c] = std::exp(xd[r * s.cols + c] - m) / sum;
-      wantLoss[r] = target[r] >= 0
-                        ? m + std::log(sum) - xd[r * s.cols + target[r]]
-                        : 0;
+      wantLoss[r] =
+          target[r] >= 0 ? m + std::log(sum) - xd[r * s.cols + target[r]] : 0;
       wantTotal += wantLoss[r] * scale;
     }
     std::vector<double> lossD(loss.begin(), loss.end());
     expectClose(lossD, wantLoss, 1e-5, label("cross_entropy loss", s));
     expectClose({total}, {wantTotal}, 1e-5, label("cross_entropy mean", s));
-    expectClose(toD(probs), wantProbs, tol<T>(), label("cross_entropy probs", s));
+    expectClose(toD(probs), wantProbs, tol<T>(),
+                label("cross_entropy probs", s));
   }
 }
 
@@ -355,8 +359,8 @@ TEST(EmuKernels, ConvertsBetween16BitFloatsAndF32) {
   ASSERT_EQ(launch(spmd_convert_f32_f16, dim3(3), dim3(64), v.data(), h.data(),
                    (spmdk::i64)v.size()),
             "");
-  ASSERT_EQ(launch(spmd_convert_f32_bf16, dim3(3), dim3(64), v.data(),
-                   b.data(), (spmdk::i64)v.size()),
+  ASSERT_EQ(launch(spmd_convert_f32_bf16, dim3(3), dim3(64), v.data(), b.data(),
+                   (spmdk::i64)v.size()),
             "");
   for (size_t i = 0; i < v.size(); ++i) {
     ASSERT_EQ(h[i].bits, spmd::floatToHalf(v[i])) << i;
@@ -493,13 +497,17 @@ TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
       "/usr/bin/python3 -c \""
       "import torch,sys\n"
       "L=[list(map(float,l.split())) for l in open(sys.argv[1])]\n"
-      "x=torch.tensor(L[0],dtype=torch.float64).reshape(5,77).requires_grad_()\n"
+      "x=torch.tensor(L[0],dtype=torch.float64).reshape(5,77).requires_grad_()"
+      "\n"
       "dy=torch.tensor(L[1],dtype=torch.float64).reshape(5,77)\n"
-      "g=torch.tensor(L[2],dtype=torch.float64);b=torch.tensor(L[3],dtype=torch.float64)\n"
+      "g=torch.tensor(L[2],dtype=torch.float64);b=torch.tensor(L[3],dtype="
+      "torch.float64)\n"
       "y=torch.softmax(x,-1);y.backward(dy)\n"
       "ln=torch.nn.functional.layer_norm(x,(77,),g,b,1e-5)\n"
-      "for t in (y,x.grad,ln):print(' '.join(repr(v) for v in t.detach().flatten().tolist()))\n"
-      "\" " + path;
+      "for t in (y,x.grad,ln):print(' '.join(repr(v) for v in "
+      "t.detach().flatten().tolist()))\n"
+      "\" " +
+      path;
   FILE *p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -519,8 +527,8 @@ TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
   ASSERT_EQ(launch(spmd_softmax_fwd_f32, dim3(2), dim3(64), x.data(), y.data(),
                    rows, cols),
             "");
-  ASSERT_EQ(launch(spmd_softmax_bwd_f32, dim3(2), dim3(64), y.data(),
-                   dy.data(), dx.data(), rows, cols),
+  ASSERT_EQ(launch(spmd_softmax_bwd_f32, dim3(2), dim3(64), y.data(), dy.data(),
+                   dx.data(), rows, cols),
             "");
   ASSERT_EQ(launch(spmd_layer_norm_fwd_f32, dim3(5), dim3(32), x.data(),
                    g.data(), b.data(), ln.data(), mean.data(), rstd.data(),

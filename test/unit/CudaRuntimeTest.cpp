@@ -39,10 +39,11 @@ bool contains(const std::string &hay, const std::string &needle) {
     if (!s_.ok())                                                              \
       GTEST_SKIP() << "needs a GPU: " << s_.message();                         \
     if (count_ < (n))                                                          \
-      GTEST_SKIP() << "needs " << (n) << " GPUs, found " << count_;           \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, found " << count_;            \
   } while (0)
 
-//===-- Everywhere ---------------------------------------------------------===//
+//===-- Everywhere
+//---------------------------------------------------------===//
 
 TEST(CudaDriver, NoDeviceFailsCleanlyWithAMessage) {
   int count = -1;
@@ -203,7 +204,8 @@ TEST(TcpStore, LaunchEnvironment) {
     unsetenv(v);
 }
 
-//===-- GPU only -----------------------------------------------------------===//
+//===-- GPU only
+//-----------------------------------------------------------===//
 
 std::vector<float> randomVec(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
@@ -242,15 +244,14 @@ TEST(CudaGpu, ModuleLaunchSoftmaxMatchesReference) {
   ASSERT_TRUE(mod->function("spmd_softmax_fwd_f32", fn).ok());
   std::unique_ptr<Stream> stream;
   ASSERT_TRUE(Stream::create(*dev, stream).ok());
-  for (auto [rows, cols] : {std::pair<long long, long long>{37, 1000},
-                            {1, 1}, {300, 37}}) {
+  for (auto [rows, cols] :
+       {std::pair<long long, long long>{37, 1000}, {1, 1}, {300, 37}}) {
     auto x = randomVec(rows * cols, 3);
     DeviceBuffer dx(*dev, x.size() * 4), dy(*dev, x.size() * 4);
     dx.upload(x.data());
     CUdeviceptr xp = dx.ptr, yp = dy.ptr;
     void *args[] = {&xp, &yp, &rows, &cols};
-    ASSERT_TRUE(
-        launch(*dev, fn, rowLaunch(rows, cols), *stream, args).ok());
+    ASSERT_TRUE(launch(*dev, fn, rowLaunch(rows, cols), *stream, args).ok());
     ASSERT_TRUE(stream->synchronize().ok());
     std::vector<float> y(x.size());
     dy.download(y.data());
@@ -261,8 +262,7 @@ TEST(CudaGpu, ModuleLaunchSoftmaxMatchesReference) {
       for (long long c = 0; c < cols; ++c)
         sum += std::exp(x[r * cols + c] - m);
       for (long long c = 0; c < cols; ++c)
-        ASSERT_NEAR(y[r * cols + c], std::exp(x[r * cols + c] - m) / sum,
-                    1e-6);
+        ASSERT_NEAR(y[r * cols + c], std::exp(x[r * cols + c] - m) / sum, 1e-6);
     }
   }
 }
@@ -315,8 +315,8 @@ TEST(CudaGpu, GemmMatchesCpu) {
             }
             double got = loadAsDouble(ch.data(), t, (bt * d.m + i) * d.n + j);
             double tol = t == DType::F32 ? 1e-3 : 0.1 + 0.01 * std::fabs(acc);
-            ASSERT_NEAR(got, acc, tol) << d.str() << " at " << bt << "," << i
-                                       << "," << j;
+            ASSERT_NEAR(got, acc, tol)
+                << d.str() << " at " << bt << "," << i << "," << j;
           }
     }
   }
@@ -356,10 +356,9 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
         mine[i] = 100.0f * r + i;
       DeviceBuffer in(dev, mine.size() * 4), out(dev, 2 * total * 4);
       in.upload(mine.data());
-      CollectiveResult g =
-          c.allGather({reinterpret_cast<void *>(in.ptr), DType::F32,
-                       {2, r + 1}},
-                      {reinterpret_cast<void *>(out.ptr), out.bytes}, {0}, 1);
+      CollectiveResult g = c.allGather(
+          {reinterpret_cast<void *>(in.ptr), DType::F32, {2, r + 1}},
+          {reinterpret_cast<void *>(out.ptr), out.bytes}, {0}, 1);
       check(g.ok(), "allGather: " + g.status.message());
       check(c.synchronize().ok(), "sync");
       std::vector<float> all(2 * total);
@@ -376,10 +375,9 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
       std::vector<float> v(5, float(r + 1));
       DeviceBuffer rv(dev, 20);
       rv.upload(v.data());
-      CollectiveResult ar =
-          c.allReduce({reinterpret_cast<void *>(rv.ptr), DType::F32, {5}},
-                      {reinterpret_cast<void *>(rv.ptr), 20}, {0},
-                      ReduceKind::Sum);
+      CollectiveResult ar = c.allReduce(
+          {reinterpret_cast<void *>(rv.ptr), DType::F32, {5}},
+          {reinterpret_cast<void *>(rv.ptr), 20}, {0}, ReduceKind::Sum);
       check(ar.ok(), "allReduce: " + ar.status.message());
       check(c.synchronize().ok(), "sync");
       rv.download(v.data());
@@ -389,10 +387,9 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
       std::vector<uint16_t> h(7, floatToBF16(1.0f + 1.0f / 128 + r / 64.0f));
       DeviceBuffer hv(dev, 14), ho(dev, 14);
       hv.upload(h.data());
-      CollectiveResult hr =
-          c.allReduce({reinterpret_cast<void *>(hv.ptr), DType::BF16, {7}},
-                      {reinterpret_cast<void *>(ho.ptr), 14}, {0},
-                      ReduceKind::Sum);
+      CollectiveResult hr = c.allReduce(
+          {reinterpret_cast<void *>(hv.ptr), DType::BF16, {7}},
+          {reinterpret_cast<void *>(ho.ptr), 14}, {0}, ReduceKind::Sum);
       check(hr.ok(), "bf16 allReduce: " + hr.status.message());
       check(c.synchronize().ok(), "sync");
       ho.download(h.data());
@@ -428,9 +425,9 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
         a2a[i] = 10.0f * r + i;
       DeviceBuffer ai(dev, a2a.size() * 4), ao(dev, a2a.size() * 4);
       ai.upload(a2a.data());
-      CollectiveResult t = c.allToAll(
-          {reinterpret_cast<void *>(ai.ptr), DType::F32, {n, 2}},
-          {reinterpret_cast<void *>(ao.ptr), ao.bytes}, {0}, 0, 1);
+      CollectiveResult t =
+          c.allToAll({reinterpret_cast<void *>(ai.ptr), DType::F32, {n, 2}},
+                     {reinterpret_cast<void *>(ao.ptr), ao.bytes}, {0}, 0, 1);
       check(t.ok(), "allToAll: " + t.status.message());
       check(c.synchronize().ok(), "sync");
       check(t.shape == Shape({1, 2 * n}), "allToAll shape");

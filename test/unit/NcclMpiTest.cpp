@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/MpiComm.h"
 #include "runtime/cuda/NcclMpi.h"
+#include "runtime/MpiComm.h"
 
 #include <mpi.h>
 
@@ -48,10 +48,9 @@ int main(int argc, char **argv) {
     dev.api().cuMemAlloc(&buf, 16);
     float v[4] = {1.0f * rank, 2, 3, 4};
     dev.api().cuMemcpyHtoD(buf, v, 16);
-    CollectiveResult r =
-        comm->allReduce({reinterpret_cast<void *>(buf), DType::F32, {4}},
-                        {reinterpret_cast<void *>(buf), 16}, {0},
-                        ReduceKind::Sum);
+    CollectiveResult r = comm->allReduce(
+        {reinterpret_cast<void *>(buf), DType::F32, {4}},
+        {reinterpret_cast<void *>(buf), 16}, {0}, ReduceKind::Sum);
     failed = !r.ok() || !comm->synchronize().ok();
     dev.api().cuMemcpyDtoH(v, buf, 16);
     failed |= v[0] != size * (size - 1) / 2.0f || v[3] != 4.0f * size;
