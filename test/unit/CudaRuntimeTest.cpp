@@ -371,6 +371,22 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
                   "allGather value");
         col += q + 1;
       }
+      // The same with the shapes planned: no header exchange.
+      std::vector<Shape> planned;
+      for (int q = 0; q < n; ++q)
+        planned.push_back({2, q + 1});
+      c.setPlannedShapes(planned);
+      dev.api().cuMemsetD8Async(out.ptr, 0, out.bytes, c.stream());
+      CollectiveResult g2 =
+          c.allGather({reinterpret_cast<void *>(in.ptr), DType::F32,
+                       {2, r + 1}},
+                      {reinterpret_cast<void *>(out.ptr), out.bytes}, {0}, 1);
+      check(g2.ok() && g2.shape == Shape({2, total}),
+            "planned allGather: " + g2.status.message());
+      check(c.synchronize().ok(), "sync");
+      std::vector<float> all2(2 * total);
+      out.download(all2.data());
+      check(all2 == all, "planned allGather value");
       // allReduce sum, in place.
       std::vector<float> v(5, float(r + 1));
       DeviceBuffer rv(dev, 20);
