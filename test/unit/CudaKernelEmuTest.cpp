@@ -147,6 +147,34 @@ TEST(EmuKernels, AffineGeluVec4MatchesScalar) {
     ASSERT_EQ(y1[i], y2[i]) << i;
 }
 
+TEST(EmuKernels, SoftmaxVec4PathMatchesScalarPath) {
+  const int64_t rows = 5, cols = 132;
+  // One extra float in front: offset 1 is misaligned (scalar path),
+  // offset 4 is aligned (float4 path); same values in both.
+  auto v = randomVec(rows * cols, 50, -5, 5);
+  std::vector<float> x1(rows * cols + 4), y1(rows * cols + 4),
+      y4(rows * cols + 4);
+  std::copy(v.begin(), v.end(), x1.begin() + 1);
+  std::vector<float> x4(rows * cols + 4);
+  std::copy(v.begin(), v.end(), x4.begin() + 4);
+  ASSERT_FALSE(spmdk::aligned16(x1.data() + 1));
+  ASSERT_TRUE(spmdk::aligned16(x4.data() + 4));
+  ASSERT_EQ(launch(spmd_softmax_fwd_f32, dim3(2), dim3(64), x1.data() + 1,
+                   y1.data() + 1, rows, cols),
+            "");
+  ASSERT_EQ(launch(spmd_softmax_fwd_f32, dim3(2), dim3(64), x4.data() + 4,
+                   y4.data() + 4, rows, cols),
+            "");
+  for (int64_t i = 0; i < rows * cols; ++i)
+    ASSERT_NEAR(y1[i + 1], y4[i + 4], 1e-6 * std::max(1.0f, y1[i + 1])) << i;
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      sum += y4[4 + r * cols + c];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
+}
+
 TYPED_TEST(EmuKernels, Softmax) {
   using T = TypeParam;
   for (const Shape2 &s : kShapes) {

@@ -229,10 +229,59 @@ __device__ __forceinline__ void convert(const S *__restrict__ in,
 
 //===-- Row softmax -------------------------------------------------------===//
 
+template <class T> struct IsF32 {
+  static constexpr bool value = false;
+};
+template <> struct IsF32<float> {
+  static constexpr bool value = true;
+};
+
+/// softmaxForward for f32 rows read and written as float4 (cols % 4 == 0,
+/// 16-byte aligned rows).
+__device__ __forceinline__ void softmaxForwardVec4(const float *__restrict__ x,
+                                                   float *__restrict__ y,
+                                                   i64 rows, i64 cols) {
+  SPMD_SHARED(float, scratch, 32);
+  const i64 q = cols / 4;
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const float4 *xr = reinterpret_cast<const float4 *>(x + r * cols);
+    float4 *yr = reinterpret_cast<float4 *>(y + r * cols);
+    float m = negInf();
+    for (i64 c = threadIdx.x; c < q; c += blockDim.x) {
+      float4 v = xr[c];
+      m = fmaxf(fmaxf(m, fmaxf(v.x, v.y)), fmaxf(v.z, v.w));
+    }
+    m = blockMax(m, scratch);
+    float s = 0.0f;
+    for (i64 c = threadIdx.x; c < q; c += blockDim.x) {
+      float4 v = xr[c];
+      s += expf(v.x - m) + expf(v.y - m) + expf(v.z - m) + expf(v.w - m);
+    }
+    s = blockSum(s, scratch);
+    const float inv = 1.0f / s;
+    for (i64 c = threadIdx.x; c < q; c += blockDim.x) {
+      float4 v = xr[c], o;
+      o.x = expf(v.x - m) * inv;
+      o.y = expf(v.y - m) * inv;
+      o.z = expf(v.z - m) * inv;
+      o.w = expf(v.w - m) * inv;
+      yr[c] = o;
+    }
+  }
+}
+
+/// Row softmax; f32 rows take the float4 path when the shape and the
+/// pointers allow (a block-uniform branch).
 template <class T>
 __device__ __forceinline__ void softmaxForward(const T *__restrict__ x,
                                                T *__restrict__ y, i64 rows,
                                                i64 cols) {
+  if constexpr (IsF32<T>::value) {
+    if ((cols & 3) == 0 && aligned16(x) && aligned16(y)) {
+      softmaxForwardVec4(x, y, rows, cols);
+      return;
+    }
+  }
   SPMD_SHARED(float, scratch, 32);
   for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *xr = x + r * cols;
