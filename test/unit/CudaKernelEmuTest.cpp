@@ -500,10 +500,11 @@ TEST(HostEmu, HalfConversionsMatchRuntime) {
   }
 }
 
-// The kernels against PyTorch itself (softmax, its backward, layer_norm
-// with affine parameters), on a shape that is not a multiple of the block.
+// The kernels against PyTorch itself (softmax and its backward, layer_norm
+// with affine parameters and its backward, cross-entropy with an ignored
+// row), on a shape that is not a multiple of the block.
 // PyTorch computes in f64 here; the inputs are f32 values printed exactly.
-TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
+TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "needs /usr/bin/python3 with torch";
   const int64_t rows = 5, cols = 77;
@@ -531,9 +532,15 @@ TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
       "g=torch.tensor(L[2],dtype=torch.float64);b=torch.tensor(L[3],dtype="
       "torch.float64)\n"
       "y=torch.softmax(x,-1);y.backward(dy)\n"
-      "ln=torch.nn.functional.layer_norm(x,(77,),g,b,1e-5)\n"
-      "for t in (y,x.grad,ln):print(' '.join(repr(v) for v in "
-      "t.detach().flatten().tolist()))\n"
+      "sg=x.grad\n"
+      "x2=x.detach().clone().requires_grad_();g.requires_grad_();b."
+      "requires_grad_()\n"
+      "ln=torch.nn.functional.layer_norm(x2,(77,),g,b,1e-5);ln.backward(dy)\n"
+      "t=torch.tensor([3,-100,76,0,41])\n"
+      "ce=torch.nn.functional.cross_entropy(x.detach(),t,reduction='none')\n"
+      "cm=torch.nn.functional.cross_entropy(x.detach(),t)\n"
+      "for v in (y,sg,ln,x2.grad,g.grad,b.grad,ce,cm.reshape(1)):print(' '."
+      "join(repr(e) for e in v.detach().flatten().tolist()))\n"
       "\" " +
       path;
   FILE *p = popen(cmd.c_str(), "r");
@@ -545,7 +552,13 @@ TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
   ASSERT_EQ(pclose(p), 0) << out;
   std::remove(path.c_str());
   std::istringstream in(out);
-  std::vector<std::vector<double>> want(3, std::vector<double>(rows * cols));
+  std::vector<std::vector<double>> want(8);
+  for (int i : {0, 1, 2, 3})
+    want[i].resize(rows * cols);
+  want[4].resize(cols);
+  want[5].resize(cols);
+  want[6].resize(rows);
+  want[7].resize(1);
   for (auto &w : want)
     for (double &v : w)
       ASSERT_TRUE(in >> v);
@@ -568,6 +581,26 @@ TEST(EmuKernels, SoftmaxAndLayerNormMatchPyTorch) {
   expectClose(d(y), want[0], 1e-5, "softmax vs torch");
   expectClose(d(dx), want[1], 1e-5, "softmax backward vs torch");
   expectClose(d(ln), want[2], 1e-5, "layer_norm vs torch");
+  std::vector<float> lnDx(rows * cols), dg(cols), db(cols), loss(rows);
+  ASSERT_EQ(launch(spmd_layer_norm_bwd_input_f32, dim3(3), dim3(64), x.data(),
+                   dy.data(), g.data(), mean.data(), rstd.data(), lnDx.data(),
+                   rows, cols),
+            "");
+  ASSERT_EQ(launch(spmd_layer_norm_bwd_params_f32, dim3(1), dim3(32),
+                   x.data(), dy.data(), mean.data(), rstd.data(), dg.data(),
+                   db.data(), rows, cols),
+            "");
+  std::vector<spmdk::i64> target = {3, -100, 76, 0, 41};
+  float total = 0;
+  ASSERT_EQ(launch(spmd_cross_entropy_fwd_f32, dim3(2), dim3(32), x.data(),
+                   target.data(), loss.data(), &total, (float *)nullptr, rows,
+                   cols, 1.0f / 4), // 4 rows counted
+            "");
+  expectClose(d(lnDx), want[3], 1e-5, "layer_norm backward dx vs torch");
+  expectClose(d(dg), want[4], 1e-5, "layer_norm dgamma vs torch");
+  expectClose(d(db), want[5], 1e-5, "layer_norm dbeta vs torch");
+  expectClose(d(loss), want[6], 1e-5, "cross_entropy per row vs torch");
+  expectClose({total}, want[7], 1e-5, "cross_entropy mean vs torch");
 }
 
 } // namespace
