@@ -13,6 +13,11 @@ namespace spmd {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// spmd-compile: local program -> plan (fusion, bufferization, outlining,
+/// memory plan).
+void buildCompilePipeline(mlir::OpPassManager &pm);
+void registerCompilePipeline();
+
 /// Registers every pass and pipeline of the project.
 void registerAllSPMDPasses();
 

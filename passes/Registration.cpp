@@ -2,4 +2,7 @@
 
 #include "passes/Passes.h"
 
-void spmd::registerAllSPMDPasses() { registerSPMDPasses(); }
+void spmd::registerAllSPMDPasses() {
+  registerSPMDPasses();
+  registerCompilePipeline();
+}
