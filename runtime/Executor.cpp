@@ -1,0 +1,201 @@
+//===- Executor.cpp - Runs a plan schedule for one rank -------------------===//
+
+#include "runtime/Executor.h"
+
+#include <cblas.h>
+#include <cstdlib>
+#include <cstring>
+
+using namespace spmd;
+using namespace spmd::plan;
+
+static constexpr size_t kArenaAlignment = 64;
+
+Executor::Executor(const Schedule &schedule, std::vector<KernelFn> kernels,
+                   Collectives *comm)
+    : schedule(schedule), kernels(std::move(kernels)), comm(comm) {
+  size_t bytes = static_cast<size_t>(schedule.arenaBytes);
+  bytes = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  arena = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+}
+
+Executor::~Executor() { std::free(arena); }
+
+void *Executor::address(const BufferRef &ref,
+                        const std::vector<void *> &args) const {
+  if (ref.where == BufferRef::Where::Arg)
+    return args[ref.index];
+  return static_cast<char *>(arena) + ref.index;
+}
+
+const void *Executor::result(size_t i, const std::vector<void *> &args) const {
+  return address(schedule.resultRefs[i], args);
+}
+
+std::string Executor::run(const std::vector<void *> &args) {
+  if (args.size() != schedule.args.size())
+    return "schedule " + schedule.name + " takes " +
+           std::to_string(schedule.args.size()) + " arguments, got " +
+           std::to_string(args.size());
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (std::string err = runStep(step, args); !err.empty())
+      return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
+             (step.kind == StepKind::Kernel ? " " + schedule.kernels[step.kernel]
+                                            : std::string()) +
+             "): " + err;
+  }
+  return "";
+}
+
+namespace {
+/// A memref descriptor of any rank: {allocated, aligned, offset, sizes,
+/// strides}, all 64-bit words.
+struct Descriptor {
+  std::vector<int64_t> words;
+  Descriptor(void *data, const Shape &shape) {
+    size_t rank = shape.size();
+    words.assign(3 + 2 * rank, 0);
+    auto ptr = reinterpret_cast<int64_t>(data);
+    words[0] = words[1] = ptr;
+    int64_t stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      words[3 + d] = shape[d];
+      words[3 + rank + d] = stride;
+      stride *= shape[d];
+    }
+  }
+};
+
+/// f16/bf16 blocks widened to f32 for BLAS.
+std::vector<float> widen(const void *data, ElemType type, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(loadElement(data, type, i));
+  return out;
+}
+} // namespace
+
+std::string plan::runGemm(const Step &step, const void *a, const void *b,
+                          void *c) {
+  const Shape &as = step.operands[0].shape, &bs = step.operands[1].shape,
+              &cs = step.operands[2].shape;
+  ElemType type = step.operands[2].type;
+  size_t o = cs.size() - 2;
+  int64_t batch = cs.size() == 3 ? cs[0] : 1;
+  int64_t m = cs[o], n = cs[o + 1];
+  int64_t k = step.transposeA ? as[o] : as[o + 1];
+  int64_t lda = as[o + 1], ldb = bs[o + 1], ldc = n;
+  int64_t aStride = as[o] * as[o + 1], bStride = bs[o] * bs[o + 1],
+          cStride = m * n;
+  CBLAS_TRANSPOSE ta = step.transposeA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = step.transposeB ? CblasTrans : CblasNoTrans;
+  if (m == 0 || n == 0)
+    return "";
+  if (k == 0) { // nothing to add; beta 0 still clears C
+    if (step.beta == 0)
+      std::memset(c, 0, static_cast<size_t>(batch * cStride) * elemSize(type));
+    return "";
+  }
+  double beta = static_cast<double>(step.beta);
+  switch (type) {
+  case ElemType::F32:
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
+                  static_cast<const float *>(a) + i * aStride, lda,
+                  static_cast<const float *>(b) + i * bStride, ldb,
+                  static_cast<float>(beta), static_cast<float *>(c) + i * cStride,
+                  ldc);
+    return "";
+  case ElemType::F64:
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0,
+                  static_cast<const double *>(a) + i * aStride, lda,
+                  static_cast<const double *>(b) + i * bStride, ldb, beta,
+                  static_cast<double *>(c) + i * cStride, ldc);
+    return "";
+  case ElemType::F16:
+  case ElemType::BF16: {
+    // No 16-bit BLAS on the CPU: compute in f32, round once at the end.
+    std::vector<float> fa = widen(a, type, batch * aStride);
+    std::vector<float> fb = widen(b, type, batch * bStride);
+    std::vector<float> fc = step.beta ? widen(c, type, batch * cStride)
+                                      : std::vector<float>(batch * cStride);
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
+                  fa.data() + i * aStride, lda, fb.data() + i * bStride, ldb,
+                  static_cast<float>(beta), fc.data() + i * cStride, ldc);
+    for (int64_t i = 0; i < batch * cStride; ++i)
+      storeElement(c, type, i, fc[i]);
+    return "";
+  }
+  default:
+    return std::string("GEMM on ") + elemTypeName(type) + " is not supported";
+  }
+}
+
+std::string Executor::runStep(const Step &step,
+                              const std::vector<void *> &args) {
+  const std::vector<BufferRef> &ops = step.operands;
+  switch (step.kind) {
+  case StepKind::Kernel: {
+    std::vector<Descriptor> descriptors;
+    descriptors.reserve(ops.size());
+    std::vector<void *> pointers(ops.size()), packed(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      descriptors.emplace_back(address(ops[i], args), ops[i].shape);
+      pointers[i] = descriptors[i].words.data();
+      packed[i] = &pointers[i];
+    }
+    kernels[step.kernel](packed.data());
+    return "";
+  }
+  case StepKind::Gemm:
+    return runGemm(step, address(ops[0], args), address(ops[1], args),
+                   address(ops[2], args));
+  case StepKind::Copy:
+    if (address(ops[0], args) != address(ops[1], args))
+      std::memmove(address(ops[1], args), address(ops[0], args),
+                   static_cast<size_t>(ops[0].bytes()));
+    return "";
+  case StepKind::Shard: {
+    // Local: this member's torch.chunk along dim; no communication.
+    const Mesh &mesh = schedule.mesh;
+    int64_t device = comm ? comm->device() : 0;
+    int64_t k = mesh.groupSize(step.axes);
+    int64_t index = mesh.groupIndex(device, step.axes);
+    Range r = chunkRange(ops[0].shape[step.dim0], k, index);
+    Shape from(ops[0].shape.size(), 0), box = ops[0].shape;
+    from[step.dim0] = r.offset;
+    box[step.dim0] = r.size;
+    if (box != ops[1].shape)
+      return "chunk " + shapeStr(box) + " does not fit output " +
+             shapeStr(ops[1].shape);
+    copyBox(address(ops[0], args), ops[0].shape, from, address(ops[1], args),
+            ops[1].shape, Shape(box.size(), 0), box, elemSize(ops[0].type));
+    return "";
+  }
+  default:
+    break;
+  }
+  if (!comm)
+    return "a collective needs a communicator";
+  const void *in = address(ops[0], args);
+  void *out = address(ops[1], args);
+  switch (step.kind) {
+  case StepKind::AllGather:
+    return comm->allGather(in, ops[0].shape, out, ops[0].type, step.axes,
+                           step.dim0);
+  case StepKind::AllReduce:
+    return comm->allReduce(in, ops[0].shape, out, ops[0].type, step.axes,
+                           step.reduce);
+  case StepKind::ReduceScatter:
+    return comm->reduceScatter(in, ops[0].shape, out, ops[0].type, step.axes,
+                               step.dim0, step.reduce);
+  case StepKind::AllToAll:
+    return comm->allToAll(in, ops[0].shape, out, ops[0].type, step.axes,
+                          step.dim0, step.dim1);
+  default:
+    return "unknown step";
+  }
+}

@@ -1,0 +1,57 @@
+"""Independent numpy reference for Inputs/mlp_train.mlir and the Megatron /
+data-parallel local programs (same math, global tensors).
+
+  mlp_ref.py gen DIR [SEED]        write arg0..arg3.npy (w1, w2, x, t)
+  mlp_ref.py check IN OUT STEPS    compare OUT/result{0,1}.npy with STEPS
+                                   SGD steps computed in float64
+"""
+import sys
+
+import numpy as np
+
+LR = 0.05
+
+
+def step(w1, w2, x, t):
+    h = x @ w1
+    r = np.maximum(h, 0)
+    y = r @ w2
+    dy = y - t
+    dw2 = r.T @ dy
+    dr = dy @ w2.T
+    dh = dr * (h > 0)
+    dw1 = x.T @ dh
+    return w1 - LR * dw1, w2 - LR * dw2
+
+
+def main():
+    if sys.argv[1] == "gen":
+        out = sys.argv[2]
+        rng = np.random.default_rng(int(sys.argv[3]) if len(sys.argv) > 3 else 0)
+        shapes = [(16, 32), (32, 8), (4, 16), (4, 8)]
+        for i, s in enumerate(shapes):
+            a = rng.uniform(-1, 1, size=s).astype(np.float32)
+            np.save(f"{out}/arg{i}.npy", a)
+        return 0
+    ind, outd, steps = sys.argv[2], sys.argv[3], int(sys.argv[4])
+    w1, w2, x, t = (np.load(f"{ind}/arg{i}.npy").astype(np.float64) for i in range(4))
+    for _ in range(steps):
+        w1, w2 = step(w1, w2, x, t)
+    ok = True
+    for i, want in enumerate((w1, w2)):
+        got = np.load(f"{outd}/result{i}.npy")
+        assert got.dtype == np.float32, got.dtype
+        assert got.shape == want.shape, (got.shape, want.shape)
+        err = np.max(np.abs(got - want))
+        print(f"result{i}: shape {got.shape} max abs err {err:.3g}")
+        if not np.allclose(got, want, atol=1e-4, rtol=1e-4):
+            print(f"result{i}: MISMATCH")
+            ok = False
+    # The step must have changed the weights (the test can fail).
+    w1_0 = np.load(f"{ind}/arg0.npy")
+    assert np.max(np.abs(np.load(f"{outd}/result0.npy") - w1_0)) > 1e-3
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

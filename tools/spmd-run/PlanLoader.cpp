@@ -1,0 +1,330 @@
+//===- PlanLoader.cpp - MLIR plan to runtime plan, and JIT kernels --------===//
+
+#include "tools/spmd-run/PlanLoader.h"
+
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace spmd;
+
+/// Collects the diagnostics of `fn` into `error`.
+template <typename Fn>
+static LogicalResult captureDiagnostics(MLIRContext *ctx, std::string &error,
+                                        Fn fn) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      os << "  note: " << note << "\n";
+    return success();
+  });
+  LogicalResult result = fn();
+  error += text;
+  return result;
+}
+
+LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
+                               std::string &error) {
+  if (auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName)) {
+    if (version.getInt() != kPlanVersion) {
+      error = (file + ": plan version " + Twine(version.getInt()) +
+               " is not supported (this spmd-run reads version " +
+               Twine(kPlanVersion) + ")")
+                  .str();
+      return failure();
+    }
+    return success();
+  }
+  PassManager pm(module.getContext());
+  buildCompilePipeline(pm);
+  return captureDiagnostics(module.getContext(), error, [&] {
+    if (succeeded(pm.run(module)))
+      return success();
+    error = (file + ": compiling to a plan failed\n").str() + error;
+    return failure();
+  });
+}
+
+static std::optional<plan::ElemType> elemTypeOf(Type type) {
+  if (type.isF32())
+    return plan::ElemType::F32;
+  if (type.isF64())
+    return plan::ElemType::F64;
+  if (type.isF16())
+    return plan::ElemType::F16;
+  if (type.isBF16())
+    return plan::ElemType::BF16;
+  if (type.isInteger(32) || type.isIndex())
+    return type.isIndex() ? plan::ElemType::I64 : plan::ElemType::I32;
+  if (type.isInteger(64))
+    return plan::ElemType::I64;
+  if (type.isInteger(8) || type.isInteger(1))
+    return plan::ElemType::I8;
+  return std::nullopt;
+}
+
+namespace {
+struct ScheduleBuilder {
+  func::FuncOp func;
+  plan::Schedule &schedule;
+  std::string &error;
+  llvm::StringMap<int64_t> kernelIndex;
+  std::optional<StringRef> meshName;
+
+  LogicalResult fail(Operation *op, const Twine &message) {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    os << op->getLoc();
+    error = (loc + ": '" + op->getName().getStringRef() + "' " + message).str();
+    return failure();
+  }
+
+  FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return fail(user, "needs static-shape buffers (dynamic plan buffers are "
+                        "not supported by spmd-run yet)");
+    std::optional<plan::ElemType> elem = elemTypeOf(type.getElementType());
+    if (!elem)
+      return fail(user, "has a buffer of unsupported element type");
+    plan::BufferRef r;
+    r.type = *elem;
+    r.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      r.where = plan::BufferRef::Where::Arg;
+      r.index = arg.getArgNumber();
+      return r;
+    }
+    if (auto buffer = value.getDefiningOp<PlanBufferOp>()) {
+      r.where = plan::BufferRef::Where::Arena;
+      r.index = buffer.getOffset();
+      return r;
+    }
+    return fail(user, "uses a buffer that is neither an argument nor a "
+                      "spmd.plan_buffer");
+  }
+
+  LogicalResult operands(Operation *op, plan::Step &step) {
+    for (Value v : op->getOperands()) {
+      FailureOr<plan::BufferRef> r = ref(op, v);
+      if (failed(r))
+        return failure();
+      step.operands.push_back(*r);
+    }
+    return success();
+  }
+
+  template <typename OpTy>
+  LogicalResult collective(OpTy op, plan::StepKind kind, plan::Step &step) {
+    step.kind = kind;
+    if (meshName && *meshName != op.getMesh())
+      return fail(op, "uses a second mesh; a schedule runs on one mesh");
+    meshName = op.getMesh();
+    SmallVector<int64_t> axes = op.getMeshAxisIndices();
+    step.axes.assign(axes.begin(), axes.end());
+    return operands(op, step);
+  }
+
+  LogicalResult build() {
+    schedule.name = func.getSymName().str();
+    schedule.arenaBytes =
+        func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName).getInt();
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      FailureOr<plan::BufferRef> r = ref(func, func.getArgument(i));
+      if (failed(r))
+        return failure();
+      plan::TensorInfo info{r->type, r->shape, std::nullopt};
+      if (auto layout = func.getArgAttrOfType<LayoutAttr>(
+              i, SPMDDialect::kLayoutAttrName)) {
+        info.layout = layout.toLayout();
+        meshName = layout.getMesh().getValue();
+      }
+      schedule.args.push_back(info);
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto layout = func.getResultAttrOfType<LayoutAttr>(
+              i, SPMDDialect::kLayoutAttrName))
+        meshName = layout.getMesh().getValue();
+
+    for (Operation &op : func.getBody().front()) {
+      plan::Step step;
+      if (isa<PlanBufferOp>(op))
+        continue;
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+          FailureOr<plan::BufferRef> r = ref(&op, v);
+          if (failed(r))
+            return failure();
+          schedule.resultRefs.push_back(*r);
+          plan::TensorInfo info{r->type, r->shape, std::nullopt};
+          if (auto layout = func.getResultAttrOfType<LayoutAttr>(
+                  i, SPMDDialect::kLayoutAttrName))
+            info.layout = layout.toLayout();
+          schedule.results.push_back(info);
+        }
+        continue;
+      }
+      if (auto kernel = dyn_cast<PlanKernelOp>(op)) {
+        step.kind = plan::StepKind::Kernel;
+        auto [it, inserted] = kernelIndex.try_emplace(
+            kernel.getCallee(), static_cast<int64_t>(schedule.kernels.size()));
+        if (inserted)
+          schedule.kernels.push_back(kernel.getCallee().str());
+        step.kernel = it->second;
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (auto gemm = dyn_cast<PlanGemmOp>(op)) {
+        step.kind = plan::StepKind::Gemm;
+        step.transposeA = gemm.getTransposeA();
+        step.transposeB = gemm.getTransposeB();
+        step.beta = gemm.getBeta();
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (isa<PlanCopyOp>(op)) {
+        step.kind = plan::StepKind::Copy;
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllGatherOp>(op)) {
+        step.dim0 = c.getDim();
+        if (failed(collective(c, plan::StepKind::AllGather, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllReduceOp>(op)) {
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::AllReduce, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanReduceScatterOp>(op)) {
+        step.dim0 = c.getDim();
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::ReduceScatter, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllToAllOp>(op)) {
+        step.dim0 = c.getSplitDim();
+        step.dim1 = c.getConcatDim();
+        if (failed(collective(c, plan::StepKind::AllToAll, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanShardOp>(op)) {
+        step.dim0 = c.getDim();
+        if (failed(collective(c, plan::StepKind::Shard, step)))
+          return failure();
+      } else {
+        return fail(&op, "is not a plan step");
+      }
+      schedule.steps.push_back(std::move(step));
+    }
+
+    schedule.mesh = Mesh{{"world"}, {1}};
+    if (meshName) {
+      auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          func, FlatSymbolRefAttr::get(func.getContext(), *meshName));
+      if (!mesh)
+        return fail(func, ("names unknown mesh @" + *meshName).str());
+      schedule.mesh = mesh.toMesh();
+    }
+    if (std::string err = schedule.validate(); !err.empty()) {
+      error = "schedule " + schedule.name + ": " + err;
+      return failure();
+    }
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult spmd::loadSchedule(ModuleOp module, StringRef entry,
+                                 plan::Schedule &schedule,
+                                 std::string &error) {
+  SmallVector<func::FuncOp> schedules;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kPlanArenaAttrName))
+      schedules.push_back(func);
+  func::FuncOp func;
+  if (entry.empty()) {
+    if (schedules.size() != 1) {
+      error = "the plan has " + std::to_string(schedules.size()) +
+              " entries; choose one with --entry";
+      return failure();
+    }
+    func = schedules.front();
+  } else {
+    for (func::FuncOp f : schedules)
+      if (f.getSymName() == entry)
+        func = f;
+    if (!func) {
+      error = ("unknown entry '" + entry + "'; the plan has:").str();
+      for (func::FuncOp f : schedules)
+        error += " " + f.getSymName().str();
+      return failure();
+    }
+  }
+  ScheduleBuilder builder{func, schedule, error, {}, std::nullopt};
+  return builder.build();
+}
+
+LogicalResult spmd::compileKernels(ModuleOp plan,
+                                   const plan::Schedule &schedule,
+                                   CompiledKernels &kernels,
+                                   std::string &error) {
+  MLIRContext *ctx = plan.getContext();
+  // Only the kernels go to LLVM; each gets a C interface taking descriptor
+  // pointers (see runtime/Executor.h).
+  OwningOpRef<ModuleOp> module = ModuleOp::create(plan.getLoc());
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const std::string &name : schedule.kernels) {
+    auto func = plan.lookupSymbol<func::FuncOp>(name);
+    if (!func || !func->hasAttr(kPlanKernelAttrName)) {
+      error = "plan has no kernel function @" + name;
+      return failure();
+    }
+    auto clone = cast<func::FuncOp>(builder.clone(*func));
+    clone->removeAttr(kPlanKernelAttrName);
+    clone->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   builder.getUnitAttr());
+  }
+  PassManager pm(ctx);
+  if (failed(parsePassPipeline(
+          "func.func(convert-linalg-to-loops),"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+          "convert-index-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
+          "convert-cf-to-llvm,reconcile-unrealized-casts",
+          pm))) {
+    error = "internal error: bad kernel lowering pipeline";
+    return failure();
+  }
+  if (failed(captureDiagnostics(ctx, error, [&] { return pm.run(*module); }))) {
+    error = "lowering the kernels to LLVM failed:\n" + error;
+    return failure();
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    error = "JIT compilation of the kernels failed: " +
+            llvm::toString(engine.takeError());
+    return failure();
+  }
+  kernels.engine = std::move(*engine);
+  for (const std::string &name : schedule.kernels) {
+    auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
+    if (!fn) {
+      error = "kernel " + name + " not found after JIT: " +
+              llvm::toString(fn.takeError());
+      return failure();
+    }
+    kernels.functions.push_back(reinterpret_cast<plan::KernelFn>(*fn));
+  }
+  return success();
+}
