@@ -2,6 +2,8 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -11,6 +13,8 @@ using namespace mlir;
 void spmd::buildCompilePipeline(OpPassManager &pm) {
   // Hook: spmd-propagate and spmd-partition go first once they exist, so a
   // global annotated program becomes the local program compiled below.
+  // Elementwise arith/math on tensors become linalg.generic, then fuse.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createSPMDFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSPMDBufferize());

@@ -72,12 +72,17 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
                                        SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return anchor->emitError()
-             << "layout " << layout << " on " << what
-             << " needs a ranked tensor, but it has type " << type;
-    rank = tensor.getRank();
+    // Plans keep the layouts of entry arguments/results on their buffers.
+    if (auto buffer = dyn_cast<MemRefType>(type)) {
+      rank = buffer.getRank();
+    } else {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor)
+        return anchor->emitError()
+               << "layout " << layout << " on " << what
+               << " needs a ranked tensor, but it has type " << type;
+      rank = tensor.getRank();
+    }
   }
   MeshOp mesh = lookupMesh(anchor, layout.getMesh(), symbolTable);
   if (!mesh)
