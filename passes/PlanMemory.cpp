@@ -30,7 +30,7 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
     if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
       module.emitError() << "spmd-plan-memory: alignment must be a power of "
                             "two, got "
-                         << alignment;
+                         << static_cast<int64_t>(alignment);
       return signalPassFailure();
     }
     for (auto func : module.getOps<func::FuncOp>()) {
