@@ -60,11 +60,17 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       if (!alloc)
         continue;
       MemRefType type = alloc.getType();
-      if (!type.hasStaticShape())
-        return alloc.emitOpError()
-               << "with dynamic sizes needs a bound over ranks; not supported "
-                  "by spmd-plan-memory yet";
       if (alloc.use_empty()) {
+        alloc.erase();
+        continue;
+      }
+      if (!type.hasStaticShape()) {
+        // Rank-dependent sizes: the runtime allocates this buffer at its
+        // rank's size, outside the arena (`bytes 0`).
+        OpBuilder builder(alloc);
+        auto buffer = spmd::PlanBufferOp::create(
+            builder, alloc.getLoc(), type, alloc.getDynamicSizes(), 0, 0);
+        alloc.replaceAllUsesWith(buffer.getResult());
         alloc.erase();
         continue;
       }

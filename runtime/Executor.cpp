@@ -25,18 +25,63 @@ void *Executor::address(const BufferRef &ref,
                         const std::vector<void *> &args) const {
   if (ref.where == BufferRef::Where::Arg)
     return args[ref.index];
+  if (ref.where == BufferRef::Where::Heap)
+    return const_cast<char *>(heap[ref.index].data());
   return static_cast<char *>(arena) + ref.index;
+}
+
+Shape Executor::resolve(const BufferRef &ref) const {
+  if (ref.where == BufferRef::Where::Arg)
+    return argShapes[ref.index];
+  Shape shape = ref.shape;
+  size_t slot = 0;
+  for (int64_t &d : shape)
+    if (d < 0)
+      d = sizeValues[ref.sizeSlots[slot++]];
+  return shape;
 }
 
 const void *Executor::result(size_t i, const std::vector<void *> &args) const {
   return address(schedule.resultRefs[i], args);
 }
 
-std::string Executor::run(const std::vector<void *> &args) {
+std::string Executor::run(const std::vector<void *> &args,
+                          const std::vector<Shape> &shapes) {
   if (args.size() != schedule.args.size())
     return "schedule " + schedule.name + " takes " +
            std::to_string(schedule.args.size()) + " arguments, got " +
            std::to_string(args.size());
+  // This rank's sizes: argument shapes, then the dynamic sizes and heap
+  // buffers that follow from them.
+  argShapes.clear();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Shape &declared = schedule.args[i].localShape;
+    Shape actual = shapes.empty() ? declared : shapes[i];
+    bool ok = actual.size() == declared.size();
+    for (size_t d = 0; ok && d < declared.size(); ++d)
+      ok = actual[d] >= 0 && (declared[d] < 0 || declared[d] == actual[d]);
+    if (!ok)
+      return "argument " + std::to_string(i) + " has shape " +
+             shapeStr(actual) + ", which does not fit its type";
+    argShapes.push_back(actual);
+  }
+  sizeValues.clear();
+  for (const SizeSource &size : schedule.sizes)
+    sizeValues.push_back(argShapes[size.arg][size.dim]);
+  heap.resize(schedule.numHeapBuffers);
+  auto sizeHeap = [&](const BufferRef &ref) {
+    if (ref.where != BufferRef::Where::Heap)
+      return;
+    size_t bytes = static_cast<size_t>(numElements(resolve(ref))) *
+                   elemSize(ref.type);
+    if (heap[ref.index].size() < bytes)
+      heap[ref.index].resize(bytes);
+  };
+  for (const Step &step : schedule.steps)
+    for (const BufferRef &ref : step.operands)
+      sizeHeap(ref);
+  for (const BufferRef &ref : schedule.resultRefs)
+    sizeHeap(ref);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];
     if (std::string err = runStep(step, args); !err.empty())
@@ -78,8 +123,13 @@ std::vector<float> widen(const void *data, ElemType type, int64_t n) {
 
 std::string plan::runGemm(const Step &step, const void *a, const void *b,
                           void *c) {
-  const Shape &as = step.operands[0].shape, &bs = step.operands[1].shape,
-              &cs = step.operands[2].shape;
+  return runGemm(step, step.operands[0].shape, step.operands[1].shape,
+                 step.operands[2].shape, a, b, c);
+}
+
+std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
+                          const Shape &cs, const void *a, const void *b,
+                          void *c) {
   ElemType type = step.operands[2].type;
   size_t o = cs.size() - 2;
   int64_t batch = cs.size() == 3 ? cs[0] : 1;
@@ -137,13 +187,16 @@ std::string plan::runGemm(const Step &step, const void *a, const void *b,
 std::string Executor::runStep(const Step &step,
                               const std::vector<void *> &args) {
   const std::vector<BufferRef> &ops = step.operands;
+  std::vector<Shape> shapes;
+  for (const BufferRef &ref : ops)
+    shapes.push_back(resolve(ref));
   switch (step.kind) {
   case StepKind::Kernel: {
     std::vector<Descriptor> descriptors;
     descriptors.reserve(ops.size());
     std::vector<void *> pointers(ops.size()), packed(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
-      descriptors.emplace_back(address(ops[i], args), ops[i].shape);
+      descriptors.emplace_back(address(ops[i], args), shapes[i]);
       pointers[i] = descriptors[i].words.data();
       packed[i] = &pointers[i];
     }
@@ -151,12 +204,16 @@ std::string Executor::runStep(const Step &step,
     return "";
   }
   case StepKind::Gemm:
-    return runGemm(step, address(ops[0], args), address(ops[1], args),
+    return runGemm(step, shapes[0], shapes[1], shapes[2],
+                   address(ops[0], args), address(ops[1], args),
                    address(ops[2], args));
   case StepKind::Copy:
+    if (shapes[0] != shapes[1])
+      return "copies " + shapeStr(shapes[0]) + " into " + shapeStr(shapes[1]);
     if (address(ops[0], args) != address(ops[1], args))
       std::memmove(address(ops[1], args), address(ops[0], args),
-                   static_cast<size_t>(ops[0].bytes()));
+                   static_cast<size_t>(numElements(shapes[0])) *
+                       elemSize(ops[0].type));
     return "";
   case StepKind::Shard: {
     // Local: this member's torch.chunk along dim; no communication.
@@ -164,15 +221,15 @@ std::string Executor::runStep(const Step &step,
     int64_t device = comm ? comm->device() : 0;
     int64_t k = mesh.groupSize(step.axes);
     int64_t index = mesh.groupIndex(device, step.axes);
-    Range r = chunkRange(ops[0].shape[step.dim0], k, index);
-    Shape from(ops[0].shape.size(), 0), box = ops[0].shape;
+    Range r = chunkRange(shapes[0][step.dim0], k, index);
+    Shape from(shapes[0].size(), 0), box = shapes[0];
     from[step.dim0] = r.offset;
     box[step.dim0] = r.size;
-    if (box != ops[1].shape)
+    if (box != shapes[1])
       return "chunk " + shapeStr(box) + " does not fit output " +
-             shapeStr(ops[1].shape);
-    copyBox(address(ops[0], args), ops[0].shape, from, address(ops[1], args),
-            ops[1].shape, Shape(box.size(), 0), box, elemSize(ops[0].type));
+             shapeStr(shapes[1]);
+    copyBox(address(ops[0], args), shapes[0], from, address(ops[1], args),
+            shapes[1], Shape(box.size(), 0), box, elemSize(ops[0].type));
     return "";
   }
   default:
@@ -184,16 +241,16 @@ std::string Executor::runStep(const Step &step,
   void *out = address(ops[1], args);
   switch (step.kind) {
   case StepKind::AllGather:
-    return comm->allGather(in, ops[0].shape, out, ops[0].type, step.axes,
+    return comm->allGather(in, shapes[0], out, ops[0].type, step.axes,
                            step.dim0);
   case StepKind::AllReduce:
-    return comm->allReduce(in, ops[0].shape, out, ops[0].type, step.axes,
+    return comm->allReduce(in, shapes[0], out, ops[0].type, step.axes,
                            step.reduce);
   case StepKind::ReduceScatter:
-    return comm->reduceScatter(in, ops[0].shape, out, ops[0].type, step.axes,
+    return comm->reduceScatter(in, shapes[0], out, ops[0].type, step.axes,
                                step.dim0, step.reduce);
   case StepKind::AllToAll:
-    return comm->allToAll(in, ops[0].shape, out, ops[0].type, step.axes,
+    return comm->allToAll(in, shapes[0], out, ops[0].type, step.axes,
                           step.dim0, step.dim1);
   default:
     return "unknown step";

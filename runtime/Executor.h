@@ -31,23 +31,35 @@ public:
   ~Executor();
 
   /// Runs every step once. `args[i]` holds argument i's local block (it may
-  /// be written: a step may update an argument in place). Returns an error
-  /// message naming the step, or "".
-  std::string run(const std::vector<void *> &args);
-  /// Result i's data after run() (inside the arena or an argument).
+  /// be written: a step may update an argument in place) of shape
+  /// `argShapes[i]` (may be omitted when no argument has a dynamic dim).
+  /// Returns an error message naming the step, or "".
+  std::string run(const std::vector<void *> &args,
+                  const std::vector<Shape> &argShapes = {});
+  /// Result i's data and shape after run() (in the arena, a heap buffer or
+  /// an argument).
   const void *result(size_t i, const std::vector<void *> &args) const;
+  Shape resultShape(size_t i) const { return resolve(schedule.resultRefs[i]); }
 
 private:
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
+  /// The shape of `ref` on this rank in the current run.
+  Shape resolve(const BufferRef &ref) const;
   std::string runStep(const Step &step, const std::vector<void *> &args);
 
   const Schedule &schedule;
   std::vector<KernelFn> kernels;
   Collectives *comm;
   void *arena = nullptr;
+  std::vector<Shape> argShapes;
+  std::vector<int64_t> sizeValues;        // Schedule::sizes on this rank
+  std::vector<std::vector<char>> heap;    // dynamic buffers
 };
 
-/// C += / = op(A) op(B) through BLAS on row-major blocks (see Step).
+/// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes
+/// (see Step); the second form takes the shapes from the step.
+std::string runGemm(const Step &step, const Shape &as, const Shape &bs,
+                    const Shape &cs, const void *a, const void *b, void *c);
 std::string runGemm(const Step &step, const void *a, const void *b, void *c);
 
 } // namespace spmd::plan

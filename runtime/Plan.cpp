@@ -202,11 +202,24 @@ const char *plan::stepKindName(StepKind kind) {
   return "?";
 }
 
+bool BufferRef::isStatic() const {
+  for (int64_t d : shape)
+    if (d < 0)
+      return false;
+  return true;
+}
+
 static std::string refStr(const BufferRef &ref) {
   std::string s = ref.where == BufferRef::Where::Arg
                       ? "arg" + std::to_string(ref.index)
+                  : ref.where == BufferRef::Where::Heap
+                      ? "heap" + std::to_string(ref.index)
                       : "@" + std::to_string(ref.index);
-  return s + ":" + elemTypeName(ref.type) + shapeStr(ref.shape);
+  std::string shape = "[";
+  for (size_t i = 0; i < ref.shape.size(); ++i)
+    shape += (i ? ", " : "") +
+             (ref.shape[i] < 0 ? std::string("?") : std::to_string(ref.shape[i]));
+  return s + ":" + elemTypeName(ref.type) + shape + "]";
 }
 
 std::string Schedule::validate() const {
@@ -221,6 +234,21 @@ std::string Schedule::validate() const {
                " as " + refStr(ref);
       return std::string();
     }
+    if (ref.where == BufferRef::Where::Heap) {
+      size_t dynamic = 0;
+      for (int64_t d : ref.shape)
+        dynamic += d < 0;
+      if (ref.index < 0 || ref.index >= numHeapBuffers ||
+          ref.sizeSlots.size() != dynamic)
+        return what + " has a malformed dynamic buffer " + refStr(ref);
+      for (int64_t slot : ref.sizeSlots)
+        if (slot < 0 || slot >= static_cast<int64_t>(sizes.size()))
+          return what + " buffer " + refStr(ref) + " names unknown size " +
+                 std::to_string(slot);
+      return std::string();
+    }
+    if (!ref.isStatic())
+      return what + " arena buffer " + refStr(ref) + " has a dynamic shape";
     if (ref.index < 0 || ref.index + ref.bytes() > arenaBytes)
       return what + " buffer " + refStr(ref) + " lies outside the arena of " +
              std::to_string(arenaBytes) + " bytes";
@@ -246,6 +274,12 @@ std::string Schedule::validate() const {
       if (axis < 0 || axis >= mesh.rank())
         return what + " names mesh axis " + std::to_string(axis);
   }
+  for (const SizeSource &size : sizes)
+    if (size.arg < 0 || size.arg >= static_cast<int64_t>(args.size()) ||
+        size.dim < 0 ||
+        size.dim >= static_cast<int64_t>(args[size.arg].localShape.size()))
+      return "a dynamic size names dim " + std::to_string(size.dim) +
+             " of argument " + std::to_string(size.arg);
   if (resultRefs.size() != results.size())
     return "schedule has " + std::to_string(resultRefs.size()) +
            " result buffers for " + std::to_string(results.size()) +

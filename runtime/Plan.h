@@ -36,16 +36,29 @@ using Shape = std::vector<int64_t>;
 int64_t numElements(const Shape &shape);
 std::string shapeStr(const Shape &shape);
 
-/// A buffer a step reads or writes: an entry argument or an arena slice.
+/// A buffer a step reads or writes: an entry argument, an arena slice, or a
+/// buffer with rank-dependent (dynamic) dims that the executor allocates at
+/// its rank's size, outside the arena.
 struct BufferRef {
-  enum class Where : uint8_t { Arg, Arena };
+  enum class Where : uint8_t { Arg, Arena, Heap };
   Where where = Where::Arena;
-  int64_t index = 0; // argument number, or byte offset into the arena
+  int64_t index = 0; // argument number, arena byte offset, or heap buffer id
   ElemType type = ElemType::F32;
-  Shape shape;
+  Shape shape; // -1 on a dynamic dim
+  /// For each dynamic dim of a Heap buffer: its index in Schedule::sizes.
+  std::vector<int64_t> sizeSlots;
+  bool isStatic() const;
+  /// Bytes of a static buffer.
   int64_t bytes() const {
     return numElements(shape) * static_cast<int64_t>(elemSize(type));
   }
+};
+
+/// Where a dynamic size comes from: a dim of an entry argument (the run
+/// gives each rank's argument shapes).
+struct SizeSource {
+  int64_t arg = 0;
+  int64_t dim = 0;
 };
 
 enum class StepKind : uint8_t {
@@ -88,6 +101,8 @@ struct Schedule {
   Mesh mesh; // one device when the entry names no mesh
   std::vector<TensorInfo> args, results;
   std::vector<BufferRef> resultRefs; // where each result lives after a run
+  std::vector<SizeSource> sizes;      // dynamic sizes of heap buffers
+  int64_t numHeapBuffers = 0;
   std::vector<std::string> kernels;  // kernel function names
   std::vector<Step> steps;
 

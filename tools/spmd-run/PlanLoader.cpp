@@ -5,7 +5,9 @@
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -13,6 +15,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace spmd;
@@ -82,6 +86,10 @@ struct ScheduleBuilder {
   llvm::StringMap<int64_t> kernelIndex;
   std::optional<StringRef> meshName;
 
+  ScheduleBuilder(func::FuncOp func, plan::Schedule &schedule,
+                  std::string &error)
+      : func(func), schedule(schedule), error(error) {}
+
   LogicalResult fail(Operation *op, const Twine &message) {
     std::string loc;
     llvm::raw_string_ostream os(loc);
@@ -90,11 +98,39 @@ struct ScheduleBuilder {
     return failure();
   }
 
+  llvm::DenseMap<Value, int64_t> heapIds;
+  std::map<std::pair<int64_t, int64_t>, int64_t> sizeSlotOf;
+
+  /// The size slot of a dynamic size: a memref.dim of an entry argument, or
+  /// of a buffer whose size is itself such a dim.
+  FailureOr<int64_t> sizeSlot(Operation *user, Value size) {
+    auto dim = size.getDefiningOp<memref::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!dim || !index)
+      return fail(user, "has a dynamic size that is not a constant dim of a "
+                        "buffer");
+    Value source = dim.getSource();
+    if (auto arg = dyn_cast<BlockArgument>(source)) {
+      auto key = std::make_pair(int64_t(arg.getArgNumber()), *index);
+      auto [it, inserted] = sizeSlotOf.try_emplace(
+          key, static_cast<int64_t>(schedule.sizes.size()));
+      if (inserted)
+        schedule.sizes.push_back({key.first, key.second});
+      return it->second;
+    }
+    auto buffer = source.getDefiningOp<PlanBufferOp>();
+    auto type = cast<MemRefType>(source.getType());
+    if (!buffer || !type.isDynamicDim(*index))
+      return fail(user, "has a dynamic size that is not a constant dim of a "
+                        "buffer");
+    return sizeSlot(user, buffer.getDynamicSizes()[type.getDynamicDimIndex(
+                              *index)]);
+  }
+
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
     auto type = dyn_cast<MemRefType>(value.getType());
-    if (!type || !type.hasStaticShape())
-      return fail(user, "needs static-shape buffers (dynamic plan buffers are "
-                        "not supported by spmd-run yet)");
+    if (!type || !type.getLayout().isIdentity())
+      return fail(user, "needs identity-layout memref buffers");
     std::optional<plan::ElemType> elem = elemTypeOf(type.getElementType());
     if (!elem)
       return fail(user, "has a buffer of unsupported element type");
@@ -106,9 +142,29 @@ struct ScheduleBuilder {
       r.index = arg.getArgNumber();
       return r;
     }
+    for (int64_t &d : r.shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
     if (auto buffer = value.getDefiningOp<PlanBufferOp>()) {
-      r.where = plan::BufferRef::Where::Arena;
-      r.index = buffer.getOffset();
+      if (type.hasStaticShape()) {
+        r.where = plan::BufferRef::Where::Arena;
+        r.index = buffer.getOffset();
+        return r;
+      }
+      if (buffer.getBytes() != 0)
+        return fail(buffer, "with dynamic dims must have 'bytes 0' (allocated "
+                            "by the runtime)");
+      r.where = plan::BufferRef::Where::Heap;
+      auto [it, inserted] = heapIds.try_emplace(value, schedule.numHeapBuffers);
+      if (inserted)
+        ++schedule.numHeapBuffers;
+      r.index = it->second;
+      for (Value size : buffer.getDynamicSizes()) {
+        FailureOr<int64_t> slot = sizeSlot(buffer, size);
+        if (failed(slot))
+          return failure();
+        r.sizeSlots.push_back(*slot);
+      }
       return r;
     }
     return fail(user, "uses a buffer that is neither an argument nor a "
@@ -159,7 +215,7 @@ struct ScheduleBuilder {
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
-      if (isa<PlanBufferOp>(op))
+      if (isa<PlanBufferOp, memref::DimOp, arith::ConstantOp>(op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -266,7 +322,7 @@ LogicalResult spmd::loadSchedule(ModuleOp module, StringRef entry,
       return failure();
     }
   }
-  ScheduleBuilder builder{func, schedule, error, {}, std::nullopt};
+  ScheduleBuilder builder(func, schedule, error);
   return builder.build();
 }
 

@@ -33,6 +33,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -203,6 +204,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < schedule.args.size(); ++i) {
     const TensorInfo &arg = schedule.args[i];
     if (inputDir.empty()) {
+      for (int64_t d : arg.localShape)
+        if (d < 0)
+          die("argument " + std::to_string(i) + " of " + schedule.name +
+              " has rank-dependent dims; give its global value with "
+              "--input-dir");
       globals[i] = generate(arg, evenGlobalShape(mesh, arg), seed + i);
       continue;
     }
@@ -218,9 +224,13 @@ int main(int argc, char **argv) {
           elemTypeName(arg.type));
     for (int64_t d = 0; d < numRanks; ++d) {
       Layout layout = arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
-      if (globals[i].shape.size() != arg.localShape.size() ||
-          localShape(mesh, layout, globals[i].shape, mesh.coords(d)) !=
-              arg.localShape)
+      bool fits = globals[i].shape.size() == arg.localShape.size();
+      if (fits) {
+        Shape mine = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
+        for (size_t k = 0; k < mine.size(); ++k)
+          fits = fits && (arg.localShape[k] < 0 || arg.localShape[k] == mine[k]);
+      }
+      if (!fits)
         die(path + ": shape " + shapeStr(globals[i].shape) +
             " does not give argument " + std::to_string(i) + " of " +
             schedule.name + " its local shape " + shapeStr(arg.localShape) +
@@ -231,13 +241,15 @@ int main(int argc, char **argv) {
   // Every rank's local inputs: its box of the global value; a partial
   // input is held by group index 0 and zero elsewhere.
   std::vector<std::vector<std::vector<char>>> local(numRanks);
+  std::vector<std::vector<Shape>> localShapes(numRanks);
   for (int64_t d = 0; d < numRanks; ++d) {
     for (size_t i = 0; i < schedule.args.size(); ++i) {
       const TensorInfo &arg = schedule.args[i];
       Layout layout = arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
       std::vector<char> global = convert(globals[i], arg.type);
-      std::vector<char> block(numElements(arg.localShape) * elemSize(arg.type),
-                              0);
+      Shape shape = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
+      localShapes[d].push_back(shape);
+      std::vector<char> block(numElements(shape) * elemSize(arg.type), 0);
       std::vector<int64_t> coords = mesh.coords(d);
       bool holder = true;
       for (size_t a = 0; a < coords.size(); ++a)
@@ -249,9 +261,8 @@ int main(int argc, char **argv) {
         Shape offset;
         for (const Range &r : ranges)
           offset.push_back(r.offset);
-        copyBox(global.data(), globals[i].shape, offset, block.data(),
-                arg.localShape, Shape(offset.size(), 0), arg.localShape,
-                elemSize(arg.type));
+        copyBox(global.data(), globals[i].shape, offset, block.data(), shape,
+                Shape(offset.size(), 0), shape, elemSize(arg.type));
       }
       local[d].push_back(std::move(block));
     }
@@ -260,6 +271,7 @@ int main(int argc, char **argv) {
   // Run all ranks.
   auto world = ThreadCollectives::makeWorld(mesh);
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
+  std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < numRanks; ++d) {
@@ -270,7 +282,8 @@ int main(int argc, char **argv) {
       for (std::vector<char> &block : local[d])
         args.push_back(block.data());
       for (int64_t s = 0; s < steps; ++s) {
-        if (std::string err = executor.run(args); !err.empty()) {
+        if (std::string err = executor.run(args, localShapes[d]);
+            !err.empty()) {
           errors[d] = "rank " + std::to_string(d) + ": " + err;
           comm.abort(err);
           return;
@@ -280,7 +293,7 @@ int main(int argc, char **argv) {
           for (size_t i = 0;
                i < schedule.results.size() && i < schedule.args.size(); ++i)
             if (schedule.results[i].type == schedule.args[i].type &&
-                schedule.results[i].localShape == schedule.args[i].localShape)
+                executor.resultShape(i) == localShapes[d][i])
               std::memmove(args[i], executor.result(i, args),
                            local[d][i].size());
           if (d == 0)
@@ -290,8 +303,10 @@ int main(int argc, char **argv) {
       }
       for (size_t i = 0; i < schedule.results.size(); ++i) {
         const auto *data = static_cast<const char *>(executor.result(i, args));
-        outputs[d].emplace_back(data,
-                                data + schedule.resultRefs[i].bytes());
+        Shape shape = executor.resultShape(i);
+        outShapes[d].push_back(shape);
+        outputs[d].emplace_back(
+            data, data + numElements(shape) * elemSize(schedule.results[i].type));
       }
     });
   }
@@ -306,7 +321,25 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < schedule.results.size(); ++i) {
     const TensorInfo &res = schedule.results[i];
     Layout layout = res.layout ? *res.layout : Layout::replicated(mesh.rank());
-    Shape global = evenGlobalShape(mesh, res);
+    // The global shape: a sharded dim sums the distinct chunks (devices at
+    // coordinate 0 on every other axis), other dims are rank 0's.
+    Shape global = outShapes[0][i];
+    for (size_t k = 0; k < global.size(); ++k) {
+      std::vector<int64_t> axes = layout.shardAxes(static_cast<int64_t>(k));
+      if (axes.empty())
+        continue;
+      global[k] = 0;
+      for (int64_t d = 0; d < numRanks; ++d) {
+        std::vector<int64_t> coords = mesh.coords(d);
+        bool distinct = true;
+        for (size_t a = 0; a < coords.size(); ++a)
+          if (coords[a] != 0 &&
+              std::find(axes.begin(), axes.end(), int64_t(a)) == axes.end())
+            distinct = false;
+        if (distinct)
+          global[k] += outShapes[d][i][k];
+      }
+    }
     NpyArray &out = results[i];
     out.type = res.type;
     out.shape = global;
@@ -333,12 +366,12 @@ int main(int argc, char **argv) {
         offset.push_back(r.offset);
         extent.push_back(r.size);
       }
-      if (extent != res.localShape)
+      if (extent != outShapes[d][i])
         die("result " + std::to_string(i) + ": rank " + std::to_string(d) +
-            " holds " + shapeStr(res.localShape) + " but the layout gives " +
+            " holds " + shapeStr(outShapes[d][i]) + " but the layout gives " +
             shapeStr(extent));
       if (partialKinds.empty()) {
-        copyBox(outputs[d][i].data(), res.localShape, Shape(offset.size(), 0),
+        copyBox(outputs[d][i].data(), extent, Shape(offset.size(), 0),
                 out.data.data(), global, offset, extent, elemSize(res.type));
         continue;
       }
@@ -428,7 +461,7 @@ int main(int argc, char **argv) {
     // assembled (no single rank holds the value).
     bool partial = layout.hasPartial();
     for (int64_t d = 0; d < (partial ? 1 : numRanks); ++d) {
-      const Shape &shape = partial ? results[i].shape : res.localShape;
+      const Shape &shape = partial ? results[i].shape : outShapes[d][i];
       Shape offset(shape.size(), 0);
       if (!partial) {
         std::vector<Range> ranges =

@@ -6,6 +6,9 @@ output until it lands.
                              w1 S(1), w2 S(0) on tp (Megatron); one
                              all_reduce over tp (forward) and two over dp
                              (gradients), each only where the axis is > 1.
+                             Uneven shards (dp not dividing 4, tp not
+                             dividing 32) give dynamic local dims, sizes
+                             taken from the arguments (tensor.dim).
   gen_local.py seqpar TP     sequence-parallel forward on tp: all_gather of
                              x, reduce_scatter of y, then all_to_all of y to
                              S(1) and a shard of the gathered x to S(1).
@@ -39,16 +42,26 @@ def matmul(res, a, b, ta, tb, out, maps=None):
 
 
 def train(dp, tp):
-    b, h = B // dp, H // tp
+    # Uneven shards (torch.chunk) make a local dim rank-dependent: "?".
+    b = B // dp if B % dp == 0 else "?"
+    h = H // tp if H % tp == 0 else "?"
     x, w1, w2, tt = t(b, D), t(D, h), t(h, O), t(b, O)
-    bh, dh_ = t(b, h), t(D, h)
+    bh = t(b, h)
     s = MAPS + f'spmd.mesh @mesh ["dp"={dp}, "tp"={tp}]\n'
     s += (f"func.func @train_step(%w1: {w1} {lay('R', 'S(1)')}, %w2: {w2} {lay('R', 'S(0)')},\n"
           f"    %x: {x} {lay('S(0)', 'R')}, %t: {tt} {lay('S(0)', 'R')})\n"
           f"    -> ({w1} {lay('R', 'S(1)')}, {w2} {lay('R', 'S(0)')}) {{\n")
     s += "  %zero = arith.constant 0.0 : f32\n  %lr = arith.constant 0.05 : f32\n"
-    for name, ty in [("h", bh), ("yp", tt), ("dw2p", w2), ("dr", bh), ("dw1p", w1)]:
-        s += f"  %e_{name} = tensor.empty() : {ty}\n"
+    s += "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+    s += f"  %nb = tensor.dim %x, %c0 : {x}\n  %nh = tensor.dim %w1, %c1 : {w1}\n"
+
+    def sizes(*dims):
+        return ", ".join(n for d, n in dims if d == "?")
+    for name, ty, dims in [("h", bh, [(b, "%nb"), (h, "%nh")]), ("yp", tt, [(b, "%nb")]),
+                           ("dw2p", w2, [(h, "%nh")]), ("dr", bh, [(b, "%nb"), (h, "%nh")]),
+                           ("dw1p", w1, [(h, "%nh")]), ("nw1", w1, [(h, "%nh")]),
+                           ("nw2", w2, [(h, "%nh")])]:
+        s += f"  %e_{name} = tensor.empty({sizes(*dims)}) : {ty}\n"
     s += matmul("h", "x", "w1", x, w1, bh)
     s += (f"  %r = linalg.generic {{indexing_maps = [#id, #id], iterator_types = [\"parallel\", \"parallel\"]}}\n"
           f"      ins(%h : {bh}) outs(%e_h : {bh}) {{\n"
@@ -78,8 +91,7 @@ def train(dp, tp):
         s += f'  %dw1 = spmd.all_reduce %dw1p on @mesh ["dp"] sum : {w1}\n'
         dw1 = "dw1"
     for new, w, g, ty in [("nw1", "w1", dw1, w1), ("nw2", "w2", dw2, w2)]:
-        s += (f"  %e_{new} = tensor.empty() : {ty}\n"
-              f"  %{new} = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\"]}}\n"
+        s += (f"  %{new} = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\"]}}\n"
               f"      ins(%{w}, %{g} : {ty}, {ty}) outs(%e_{new} : {ty}) {{\n"
               f"    ^bb0(%w: f32, %g: f32, %o: f32):\n"
               f"      %s = arith.mulf %g, %lr : f32\n      %n = arith.subf %w, %s : f32\n"

@@ -11,22 +11,6 @@ func.func @dynamic_gather(%x: tensor<?x16xf32>) -> tensor<13x16xf32> {
 
 // -----
 
-func.func @dynamic_alloc(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
-  %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
-  // expected-error @+1 {{'memref.alloc' op with dynamic sizes needs a bound over ranks; not supported by spmd-plan-memory yet}}
-  %e = tensor.empty(%n) : tensor<?x16xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<?x16xf32>) outs(%e : tensor<?x16xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = arith.mulf %a, %a : f32
-      linalg.yield %s : f32
-  } -> tensor<?x16xf32>
-  return %r : tensor<?x16xf32>
-}
-
-// -----
-
 func.func @slice(%x: tensor<8x16xf32>) -> tensor<4x16xf32> {
   // expected-error @+1 {{'memref.subview' op cannot be placed in a plan schedule (expected linalg ops on buffers, memref.copy, spmd collectives)}}
   %s = tensor.extract_slice %x[0, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
