@@ -177,6 +177,15 @@ std::string ThreadCollectives::publishAndWait(const void *in,
 
 std::string ThreadCollectives::finish() { return world->barrier(); }
 
+static std::string checkOutput(const char *what, const Shape &actual,
+                               const Shape &expected) {
+  if (actual == expected)
+    return "";
+  return std::string(what) + ": the group's blocks give an output of shape " +
+         shapeStr(actual) + ", the plan's output buffer is " +
+         shapeStr(expected);
+}
+
 /// Member shapes must agree on every dim but `free` (-1: all dims).
 static std::string checkShapes(const ThreadWorldState &w,
                                const std::vector<int64_t> &group,
@@ -196,7 +205,8 @@ static std::string checkShapes(const ThreadWorldState &w,
 }
 
 std::string ThreadCollectives::allGather(const void *in, const Shape &inShape,
-                                         void *out, ElemType type,
+                                         void *out, const Shape &expected,
+                                         ElemType type,
                                          const std::vector<int64_t> &axes,
                                          int64_t dim) {
   if (std::string err = publishAndWait(in, inShape); !err.empty())
@@ -208,6 +218,10 @@ std::string ThreadCollectives::allGather(const void *in, const Shape &inShape,
     outShape[dim] = 0;
     for (int64_t m : group)
       outShape[dim] += world->shapes[m][dim];
+    err = checkOutput("all_gather", outShape, expected);
+  }
+  if (err.empty()) {
+    Shape outShape = expected;
     Shape zero(inShape.size(), 0), at(inShape.size(), 0);
     for (int64_t m : group) {
       const Shape &s = world->shapes[m];
@@ -247,12 +261,22 @@ std::string ThreadCollectives::allReduce(const void *in, const Shape &shape,
 }
 
 std::string ThreadCollectives::reduceScatter(
-    const void *in, const Shape &inShape, void *out, ElemType type,
+    const void *in, const Shape &inShape, void *out, const Shape &expected,
+    ElemType type,
     const std::vector<int64_t> &axes, int64_t dim, ReduceKind kind) {
   if (std::string err = publishAndWait(in, inShape); !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, -1, "reduce_scatter");
+  if (err.empty()) {
+    int64_t index = world->mesh.groupIndex(theDevice, axes);
+    Range r = chunkRange(inShape[dim], static_cast<int64_t>(group.size()),
+                         index);
+    Shape box = inShape, at(inShape.size(), 0), zero(inShape.size(), 0);
+    box[dim] = r.size;
+    at[dim] = r.offset;
+    err = checkOutput("reduce_scatter", box, expected);
+  }
   if (err.empty()) {
     int64_t index = world->mesh.groupIndex(theDevice, axes);
     Range r = chunkRange(inShape[dim], static_cast<int64_t>(group.size()),
@@ -277,7 +301,8 @@ std::string ThreadCollectives::reduceScatter(
 }
 
 std::string ThreadCollectives::allToAll(const void *in, const Shape &inShape,
-                                        void *out, ElemType type,
+                                        void *out, const Shape &expected,
+                                        ElemType type,
                                         const std::vector<int64_t> &axes,
                                         int64_t split, int64_t concat) {
   if (std::string err = publishAndWait(in, inShape); !err.empty())
@@ -293,6 +318,13 @@ std::string ThreadCollectives::allToAll(const void *in, const Shape &inShape,
     outShape[concat] = 0;
     for (int64_t m : group)
       outShape[concat] += split == concat ? mine.size : world->shapes[m][concat];
+    err = checkOutput("all_to_all", outShape, expected);
+  }
+  if (err.empty()) {
+    int64_t index = world->mesh.groupIndex(theDevice, axes);
+    int64_t k = static_cast<int64_t>(group.size());
+    Range mine = chunkRange(inShape[split], k, index);
+    Shape outShape = expected;
     Shape at(inShape.size(), 0);
     for (int64_t m : group) {
       const Shape &s = world->shapes[m];

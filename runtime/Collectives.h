@@ -3,7 +3,9 @@
 // The minimal collective interface the plan executor calls, on contiguous
 // row-major blocks over the group of mesh axes `axes` (Mesh::group order).
 // Semantics follow the spmd dialect's collectives ("v" style, torch.chunk
-// splits). Errors come back as a message ("" is success).
+// splits). `outShape` is the output shape the plan expects; a collective
+// whose exchanged shapes give another one fails instead of writing past the
+// buffer. Errors come back as a message ("" is success).
 //
 // NOTE for integration: the runtime communicators (runtime/Communicator.h,
 // in-process and MPI) offer these operations; an adapter from that interface
@@ -30,7 +32,7 @@ public:
   virtual int64_t device() const = 0;
   /// Concatenation along `dim` of every member's block, in group order.
   virtual std::string allGather(const void *in, const Shape &inShape,
-                                void *out, ElemType type,
+                                void *out, const Shape &outShape, ElemType type,
                                 const std::vector<int64_t> &axes,
                                 int64_t dim) = 0;
   /// Element-wise reduction of equally shaped blocks; `out` may be `in`.
@@ -40,13 +42,15 @@ public:
                                 ReduceKind kind) = 0;
   /// Reduction, then member i keeps torch.chunk i along `dim`.
   virtual std::string reduceScatter(const void *in, const Shape &inShape,
-                                    void *out, ElemType type,
+                                    void *out, const Shape &outShape,
+                                    ElemType type,
                                     const std::vector<int64_t> &axes,
                                     int64_t dim, ReduceKind kind) = 0;
   /// Member i sends torch.chunk j along `split` to member j, which
   /// concatenates what it receives along `concat` in group order.
   virtual std::string allToAll(const void *in, const Shape &inShape,
-                               void *out, ElemType type,
+                               void *out, const Shape &outShape,
+                               ElemType type,
                                const std::vector<int64_t> &axes,
                                int64_t split, int64_t concat) = 0;
 };
@@ -63,16 +67,16 @@ public:
   const Mesh &mesh() const override;
   int64_t device() const override { return theDevice; }
   std::string allGather(const void *in, const Shape &inShape, void *out,
-                        ElemType type, const std::vector<int64_t> &axes,
+                        const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
                         int64_t dim) override;
   std::string allReduce(const void *in, const Shape &shape, void *out,
                         ElemType type, const std::vector<int64_t> &axes,
                         ReduceKind kind) override;
   std::string reduceScatter(const void *in, const Shape &inShape, void *out,
-                            ElemType type, const std::vector<int64_t> &axes,
+                            const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
                             int64_t dim, ReduceKind kind) override;
   std::string allToAll(const void *in, const Shape &inShape, void *out,
-                       ElemType type, const std::vector<int64_t> &axes,
+                       const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
                        int64_t split, int64_t concat) override;
   /// Makes every pending and later collective of every rank fail.
   void abort(const std::string &reason);

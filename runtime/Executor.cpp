@@ -241,16 +241,16 @@ std::string Executor::runStep(const Step &step,
   void *out = address(ops[1], args);
   switch (step.kind) {
   case StepKind::AllGather:
-    return comm->allGather(in, shapes[0], out, ops[0].type, step.axes,
+    return comm->allGather(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
                            step.dim0);
   case StepKind::AllReduce:
     return comm->allReduce(in, shapes[0], out, ops[0].type, step.axes,
                            step.reduce);
   case StepKind::ReduceScatter:
-    return comm->reduceScatter(in, shapes[0], out, ops[0].type, step.axes,
+    return comm->reduceScatter(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
                                step.dim0, step.reduce);
   case StepKind::AllToAll:
-    return comm->allToAll(in, shapes[0], out, ops[0].type, step.axes,
+    return comm->allToAll(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
                           step.dim0, step.dim1);
   default:
     return "unknown step";

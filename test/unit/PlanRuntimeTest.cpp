@@ -146,7 +146,7 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
     for (int64_t i = 0; i < r.size * 2; ++i)
       mine[i] = static_cast<float>(r.offset * 2 + i);
     std::vector<float> out(10, -1);
-    EXPECT_EQ(comm.allGather(mine.data(), {r.size, 2}, out.data(),
+    EXPECT_EQ(comm.allGather(mine.data(), {r.size, 2}, out.data(), {5, 2},
                              ElemType::F32, {0}, 0),
               "");
     gathered[d] = out;
@@ -156,7 +156,8 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
       full[i] = static_cast<float>((d + 1) * i);
     std::vector<float> part(r.size * 2, -1);
     EXPECT_EQ(comm.reduceScatter(full.data(), {5, 2}, part.data(),
-                                 ElemType::F32, {0}, 0, ReduceKind::Sum),
+                                 {r.size, 2}, ElemType::F32, {0}, 0,
+                                 ReduceKind::Sum),
               "");
     scattered[d] = part;
   });
@@ -193,13 +194,26 @@ TEST(PlanRuntime, AllToAllMovesShardsBetweenDims) {
     int64_t d = comm.device();
     std::vector<float> mine = iota(8, 8.0f * d); // rows 2d, 2d+1
     std::vector<float> o(8, -1);
-    EXPECT_EQ(comm.allToAll(mine.data(), {2, 4}, o.data(), ElemType::F32, {0},
-                            1, 0),
+    EXPECT_EQ(comm.allToAll(mine.data(), {2, 4}, o.data(), {4, 2},
+                            ElemType::F32, {0}, 1, 0),
               "");
     out[d] = o;
   });
   EXPECT_EQ(out[0], (std::vector<float>{0, 1, 4, 5, 8, 9, 12, 13}));
   EXPECT_EQ(out[1], (std::vector<float>{2, 3, 6, 7, 10, 11, 14, 15}));
+}
+
+TEST(PlanRuntime, GatherIntoAWrongOutputShapeFailsOnEveryMember) {
+  Mesh mesh{{"tp"}, {2}};
+  std::vector<std::string> errors(2);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    std::vector<float> mine(3, 1.0f), out(4);
+    errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {4},
+                                           ElemType::F32, {0}, 0);
+  });
+  for (const std::string &err : errors)
+    EXPECT_EQ(err, "all_gather: the group's blocks give an output of shape "
+                   "[6], the plan's output buffer is [4]");
 }
 
 TEST(PlanRuntime, AbortFailsTheOtherRanks) {
