@@ -66,8 +66,20 @@ std::string Executor::run(const std::vector<void *> &args,
     argShapes.push_back(actual);
   }
   sizeValues.clear();
-  for (const SizeSource &size : schedule.sizes)
-    sizeValues.push_back(argShapes[size.arg][size.dim]);
+  std::vector<int64_t> coords =
+      schedule.mesh.coords(comm ? comm->device() : 0);
+  for (const SizeSource &size : schedule.sizes) {
+    if (size.kind == SizeSource::Kind::ArgDim) {
+      sizeValues.push_back(argShapes[size.arg][size.dim]);
+      continue;
+    }
+    std::vector<int64_t> splits, indices;
+    for (int64_t axis : size.axes) {
+      splits.push_back(schedule.mesh.axisSizes[axis]);
+      indices.push_back(coords[axis]);
+    }
+    sizeValues.push_back(nestedChunkRange(size.globalSize, splits, indices).size);
+  }
   heap.resize(schedule.numHeapBuffers);
   auto sizeHeap = [&](const BufferRef &ref) {
     if (ref.where != BufferRef::Where::Heap)

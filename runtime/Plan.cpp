@@ -274,12 +274,21 @@ std::string Schedule::validate() const {
       if (axis < 0 || axis >= mesh.rank())
         return what + " names mesh axis " + std::to_string(axis);
   }
-  for (const SizeSource &size : sizes)
+  for (const SizeSource &size : sizes) {
+    if (size.kind == SizeSource::Kind::LocalChunk) {
+      for (int64_t axis : size.axes)
+        if (axis < 0 || axis >= mesh.rank())
+          return "a dynamic size names mesh axis " + std::to_string(axis);
+      if (size.globalSize < 0)
+        return "a dynamic size has a negative global size";
+      continue;
+    }
     if (size.arg < 0 || size.arg >= static_cast<int64_t>(args.size()) ||
         size.dim < 0 ||
         size.dim >= static_cast<int64_t>(args[size.arg].localShape.size()))
       return "a dynamic size names dim " + std::to_string(size.dim) +
              " of argument " + std::to_string(size.arg);
+  }
   if (resultRefs.size() != results.size())
     return "schedule has " + std::to_string(resultRefs.size()) +
            " result buffers for " + std::to_string(results.size()) +

@@ -55,10 +55,16 @@ struct BufferRef {
 };
 
 /// Where a dynamic size comes from: a dim of an entry argument (the run
-/// gives each rank's argument shapes).
+/// gives each rank's argument shapes), or this rank's torch.chunk size of a
+/// global dim sharded over mesh axes, nested in the order listed (what
+/// spmd-partition's `spmd.local_size` computes).
 struct SizeSource {
+  enum class Kind : uint8_t { ArgDim, LocalChunk };
+  Kind kind = Kind::ArgDim;
   int64_t arg = 0;
   int64_t dim = 0;
+  int64_t globalSize = 0;
+  std::vector<int64_t> axes;
 };
 
 enum class StepKind : uint8_t {

@@ -122,6 +122,46 @@ TEST(PlanRuntime, ExecutorRunsStepsOnArenaAndArgs) {
   EXPECT_EQ(std::vector<float>(r, r + 4), (std::vector<float>{1, 4, 3, 8}));
 }
 
+TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
+  // out = shard(x) on 4 ranks where x has 5 elements: the output buffer's
+  // size is this rank's torch.chunk of 5 (2, 2, 1, 0), allocated at run time.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"tp"}, {4}};
+  s.args = {{ElemType::F32, {5}, std::nullopt}};
+  SizeSource chunk;
+  chunk.kind = SizeSource::Kind::LocalChunk;
+  chunk.globalSize = 5;
+  chunk.axes = {0};
+  s.sizes = {chunk};
+  s.numHeapBuffers = 1;
+  BufferRef x{BufferRef::Where::Arg, 0, ElemType::F32, {5}};
+  BufferRef out{BufferRef::Where::Heap, 0, ElemType::F32, {-1}, {0}};
+  Step shard;
+  shard.kind = StepKind::Shard;
+  shard.axes = {0};
+  shard.dim0 = 0;
+  shard.operands = {x, out};
+  s.steps = {shard};
+  s.results = {{ElemType::F32, {-1}, std::nullopt}};
+  s.resultRefs = {out};
+  ASSERT_EQ(s.validate(), "");
+  std::vector<Shape> shapes(4);
+  std::vector<std::vector<float>> values(4);
+  runRanks(s.mesh, [&](ThreadCollectives &comm) {
+    Executor exec(s, {}, &comm);
+    std::vector<float> xv = iota(5);
+    std::vector<void *> args{xv.data()};
+    ASSERT_EQ(exec.run(args, {{5}}), "");
+    shapes[comm.device()] = exec.resultShape(0);
+    const auto *r = static_cast<const float *>(exec.result(0, args));
+    values[comm.device()].assign(r, r + shapes[comm.device()][0]);
+  });
+  EXPECT_EQ(shapes, (std::vector<Shape>{{2}, {2}, {1}, {0}}));
+  EXPECT_EQ(values[1], (std::vector<float>{2, 3}));
+  EXPECT_EQ(values[2], (std::vector<float>{4}));
+}
+
 TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
   Schedule s;
   s.name = "f";

@@ -104,6 +104,8 @@ struct ScheduleBuilder {
   /// The size slot of a dynamic size: a memref.dim of an entry argument, or
   /// of a buffer whose size is itself such a dim.
   FailureOr<int64_t> sizeSlot(Operation *user, Value size) {
+    if (Operation *def = size.getDefiningOp(); def && isLocalSize(def))
+      return localSizeSlot(def);
     auto dim = size.getDefiningOp<memref::DimOp>();
     std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
     if (!dim || !index)
@@ -114,8 +116,12 @@ struct ScheduleBuilder {
       auto key = std::make_pair(int64_t(arg.getArgNumber()), *index);
       auto [it, inserted] = sizeSlotOf.try_emplace(
           key, static_cast<int64_t>(schedule.sizes.size()));
-      if (inserted)
-        schedule.sizes.push_back({key.first, key.second});
+      if (inserted) {
+        plan::SizeSource source;
+        source.arg = key.first;
+        source.dim = key.second;
+        schedule.sizes.push_back(source);
+      }
       return it->second;
     }
     auto buffer = source.getDefiningOp<PlanBufferOp>();
@@ -125,6 +131,42 @@ struct ScheduleBuilder {
                         "buffer");
     return sizeSlot(user, buffer.getDynamicSizes()[type.getDynamicDimIndex(
                               *index)]);
+  }
+
+  /// spmd-partition's `spmd.local_size @mesh [axes] of N`: this rank's
+  /// chunk of N. Matched by name: the op comes with spmd-partition.
+  static bool isLocalSize(Operation *op) {
+    return op->getName().getStringRef() == "spmd.local_size";
+  }
+  llvm::DenseMap<Operation *, int64_t> localSizeSlots;
+  FailureOr<int64_t> localSizeSlot(Operation *op) {
+    if (auto it = localSizeSlots.find(op); it != localSizeSlots.end())
+      return it->second;
+    auto global = op->getAttrOfType<IntegerAttr>("global_size");
+    auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+    auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    auto mesh = meshRef ? SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+                              op, meshRef)
+                        : MeshOp();
+    if (!global || !axes || !mesh)
+      return fail(op, "is malformed (needs mesh, mesh_axes, global_size)");
+    if (meshName && *meshName != meshRef.getValue())
+      return fail(op, "uses a second mesh; a schedule runs on one mesh");
+    meshName = meshRef.getValue();
+    plan::SizeSource source;
+    source.kind = plan::SizeSource::Kind::LocalChunk;
+    source.globalSize = global.getInt();
+    for (Attribute axis : axes) {
+      std::optional<int64_t> index =
+          mesh.getAxisIndex(cast<StringAttr>(axis).getValue());
+      if (!index)
+        return fail(op, "names an unknown mesh axis");
+      source.axes.push_back(*index);
+    }
+    int64_t slot = static_cast<int64_t>(schedule.sizes.size());
+    schedule.sizes.push_back(source);
+    localSizeSlots[op] = slot;
+    return slot;
   }
 
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
@@ -215,7 +257,8 @@ struct ScheduleBuilder {
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
-      if (isa<PlanBufferOp, memref::DimOp, arith::ConstantOp>(op))
+      if (isa<PlanBufferOp, memref::DimOp, arith::ConstantOp>(op) ||
+          isLocalSize(&op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
