@@ -49,8 +49,8 @@ Operation *buildPlanCollective(RewriterBase &b, Operation *op, Value in,
                                    c.getMeshAxes(), c.getDimAttr());
 }
 
-/// A collective reads its input and writes a fresh buffer: it never
-/// aliases, so bufferization never needs to copy around it.
+/// A collective that changes the shape reads its input and writes a fresh
+/// buffer: it never aliases, so bufferization never copies around it.
 template <typename OpTy>
 struct CollectiveBufferizeModel
     : public BufferizableOpInterface::ExternalModel<
@@ -82,14 +82,10 @@ struct CollectiveBufferizeModel
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       if (!resultType.isDynamicDim(d))
         continue;
-      // Only an all_reduce keeps its input's (dynamic) shape; other results'
-      // rank-dependent sizes need the mesh coordinates at run time.
-      if (!isa<spmd::AllReduceOp>(op))
-        return op->emitOpError()
-               << "with a dynamic result dim is not supported by "
-                  "spmd-bufferize yet";
-      dynamicSizes.push_back(
-          memref::DimOp::create(rewriter, op->getLoc(), *in, d));
+      // Rank-dependent result sizes of gathers/scatters need the mesh
+      // coordinates at run time.
+      return op->emitOpError() << "with a dynamic result dim is not supported "
+                                  "by spmd-bufferize yet";
     }
     auto memType =
         MemRefType::get(resultType.getShape(), resultType.getElementType());
@@ -97,6 +93,38 @@ struct CollectiveBufferizeModel
                                         dynamicSizes);
     buildPlanCollective(rewriter, op, *in, out);
     replaceOpWithBufferizedValues(rewriter, op, out);
+    return success();
+  }
+};
+
+/// An all_reduce may reduce in place: it reads and writes its operand's
+/// buffer, and one-shot analysis inserts a copy only where the input is
+/// still needed afterwards (or not writable).
+struct AllReduceBufferizeModel
+    : public BufferizableOpInterface::ExternalModel<AllReduceBufferizeModel,
+                                                    spmd::AllReduceOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, op->getOperand(0), options, state);
+    if (failed(buffer))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    buildPlanCollective(rewriter, op, *buffer, *buffer);
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
 };
@@ -111,8 +139,7 @@ struct BufferizePass : spmd::impl::SPMDBufferizeBase<BufferizePass> {
     registry.addExtension(+[](MLIRContext *ctx, spmd::SPMDDialect *) {
       spmd::AllGatherOp::attachInterface<
           CollectiveBufferizeModel<spmd::AllGatherOp>>(*ctx);
-      spmd::AllReduceOp::attachInterface<
-          CollectiveBufferizeModel<spmd::AllReduceOp>>(*ctx);
+      spmd::AllReduceOp::attachInterface<AllReduceBufferizeModel>(*ctx);
       spmd::ReduceScatterOp::attachInterface<
           CollectiveBufferizeModel<spmd::ReduceScatterOp>>(*ctx);
       spmd::AllToAllOp::attachInterface<
@@ -132,6 +159,15 @@ struct BufferizePass : spmd::impl::SPMDBufferizeBase<BufferizePass> {
                                         const BufferizationOptions &) {
       return getMemRefTypeWithStaticIdentityLayout(tensorType, memorySpace);
     };
+    // A plan never writes its entry's arguments: a step that would update
+    // one in place works on a copy, so running a plan twice on the same
+    // inputs gives the same results.
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        for (unsigned i = 0; i < func.getNumArguments(); ++i)
+          if (isa<TensorType>(func.getArgument(i).getType()))
+            func.setArgAttr(i, BufferizationDialect::kWritableAttrName,
+                            BoolAttr::get(&getContext(), false));
     BufferizationState state;
     if (failed(runOneShotModuleBufferize(getOperation(), options, state)))
       return signalPassFailure();

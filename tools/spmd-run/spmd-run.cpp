@@ -296,7 +296,8 @@ int main(int argc, char **argv) {
                 executor.resultShape(i) == localShapes[d][i])
               std::memmove(args[i], executor.result(i, args),
                            local[d][i].size());
-          if (d == 0)
+          // Progress: about ten lines however many steps.
+          if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
             llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
                          << " done\n";
         }
