@@ -94,9 +94,10 @@ std::string Executor::run(const std::vector<void *> &args,
       sizeHeap(ref);
   for (const BufferRef &ref : schedule.resultRefs)
     sizeHeap(ref);
+  prepareKernelCalls(args);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];
-    if (std::string err = runStep(step, args); !err.empty())
+    if (std::string err = runStep(i, args); !err.empty())
       return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
              (step.kind == StepKind::Kernel ? " " + schedule.kernels[step.kernel]
                                             : std::string()) +
@@ -108,21 +109,19 @@ std::string Executor::run(const std::vector<void *> &args,
 namespace {
 /// A memref descriptor of any rank: {allocated, aligned, offset, sizes,
 /// strides}, all 64-bit words.
-struct Descriptor {
-  std::vector<int64_t> words;
-  Descriptor(void *data, const Shape &shape) {
-    size_t rank = shape.size();
-    words.assign(3 + 2 * rank, 0);
-    auto ptr = reinterpret_cast<int64_t>(data);
-    words[0] = words[1] = ptr;
-    int64_t stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      words[3 + d] = shape[d];
-      words[3 + rank + d] = stride;
-      stride *= shape[d];
-    }
+std::vector<int64_t> descriptor(void *data, const Shape &shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> words(3 + 2 * rank, 0);
+  auto ptr = reinterpret_cast<int64_t>(data);
+  words[0] = words[1] = ptr;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    words[3 + d] = shape[d];
+    words[3 + rank + d] = stride;
+    stride *= shape[d];
   }
-};
+  return words;
+}
 
 /// f16/bf16 blocks widened to f32 for BLAS.
 std::vector<float> widen(const void *data, ElemType type, int64_t n) {
@@ -196,25 +195,37 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
   }
 }
 
-std::string Executor::runStep(const Step &step,
-                              const std::vector<void *> &args) {
+void Executor::prepareKernelCalls(const std::vector<void *> &args) {
+  calls.resize(schedule.steps.size());
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.kind != StepKind::Kernel)
+      continue;
+    KernelCall &call = calls[i];
+    size_t n = step.operands.size();
+    call.descriptors.resize(n);
+    call.pointers.resize(n);
+    call.packed.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      const BufferRef &ref = step.operands[k];
+      call.descriptors[k] = descriptor(address(ref, args), resolve(ref));
+      call.pointers[k] = call.descriptors[k].data();
+      call.packed[k] = &call.pointers[k];
+    }
+  }
+}
+
+std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
+  const Step &step = schedule.steps[index];
+  if (step.kind == StepKind::Kernel) {
+    kernels[step.kernel](calls[index].packed.data());
+    return "";
+  }
   const std::vector<BufferRef> &ops = step.operands;
   std::vector<Shape> shapes;
   for (const BufferRef &ref : ops)
     shapes.push_back(resolve(ref));
   switch (step.kind) {
-  case StepKind::Kernel: {
-    std::vector<Descriptor> descriptors;
-    descriptors.reserve(ops.size());
-    std::vector<void *> pointers(ops.size()), packed(ops.size());
-    for (size_t i = 0; i < ops.size(); ++i) {
-      descriptors.emplace_back(address(ops[i], args), shapes[i]);
-      pointers[i] = descriptors[i].words.data();
-      packed[i] = &pointers[i];
-    }
-    kernels[step.kernel](packed.data());
-    return "";
-  }
   case StepKind::Gemm:
     return runGemm(step, shapes[0], shapes[1], shapes[2],
                    address(ops[0], args), address(ops[1], args),

@@ -45,7 +45,9 @@ private:
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
   /// The shape of `ref` on this rank in the current run.
   Shape resolve(const BufferRef &ref) const;
-  std::string runStep(const Step &step, const std::vector<void *> &args);
+  std::string runStep(size_t index, const std::vector<void *> &args);
+  /// Builds the memref descriptors of every kernel call once per run.
+  void prepareKernelCalls(const std::vector<void *> &args);
 
   const Schedule &schedule;
   std::vector<KernelFn> kernels;
@@ -54,6 +56,11 @@ private:
   std::vector<Shape> argShapes;
   std::vector<int64_t> sizeValues;        // Schedule::sizes on this rank
   std::vector<std::vector<char>> heap;    // dynamic buffers
+  struct KernelCall {
+    std::vector<std::vector<int64_t>> descriptors;
+    std::vector<void *> pointers, packed;
+  };
+  std::vector<KernelCall> calls; // by step index
 };
 
 /// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes
