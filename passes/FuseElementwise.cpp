@@ -47,8 +47,9 @@ struct FuseElementwisePass
           return producer && producer->hasOneUse();
         });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-    if (failed(applyPatternsGreedily(module, std::move(patterns))))
-      return signalPassFailure();
+    // Not converging within the iteration limit leaves correct (just less
+    // fused) IR, so it is not an error.
+    (void)applyPatternsGreedily(module, std::move(patterns));
   }
 };
 } // namespace

@@ -161,7 +161,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         rewriter.eraseOp(op);
         continue;
       }
-      if (failed(outlineKernel(module, func, linalgOp, kernelCount++)))
+      if (failed(outlineKernel(module, func, linalgOp, kernelCount)))
         return failure();
     }
     // Constants only fed kernels, which now hold their own copies.
@@ -171,8 +171,10 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     return success();
   }
 
+  llvm::StringMap<func::FuncOp> kernelsByKey;
+
   LogicalResult outlineKernel(ModuleOp module, func::FuncOp func,
-                              linalg::LinalgOp op, int index) {
+                              linalg::LinalgOp op, int &index) {
     // Arguments: the op's buffers; scalars must be constants (cloned in).
     llvm::SetVector<Value> buffers;
     SmallVector<Operation *> constants;
@@ -212,6 +214,23 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         builder.clone(*c, mapping);
     builder.clone(*op, mapping);
     func::ReturnOp::create(builder, op->getLoc());
+
+    // Identical kernels (repeated layers) are compiled once: the key is the
+    // kernel printed under a placeholder name.
+    std::string key;
+    {
+      llvm::raw_string_ostream os(key);
+      kernel.setSymName("k");
+      kernel->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    }
+    if (func::FuncOp existing = kernelsByKey.lookup(key)) {
+      kernel.erase();
+      kernel = existing;
+    } else {
+      kernel.setSymName(name);
+      kernelsByKey[key] = kernel;
+      ++index;
+    }
 
     OpBuilder at(op);
     spmd::PlanKernelOp::create(at, op->getLoc(),

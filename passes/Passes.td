@@ -52,7 +52,8 @@ def SPMDOutlinePlan : Pass<"spmd-outline-plan", "mlir::ModuleOp"> {
     `spmd.plan_kernel`) called by `spmd.plan_kernel`; matmuls and batch
     matmuls (also with transposed operands) become `spmd.plan_gemm` (a
     preceding zero fill of C becomes beta 0); `memref.copy` becomes
-    `spmd.plan_copy`. Anything else in an entry is rejected.
+    `spmd.plan_copy`. Identical kernels are emitted once. Anything else in
+    an entry is rejected.
   }];
   let dependentDialects = ["::spmd::SPMDDialect", "mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect"];

@@ -29,11 +29,13 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -273,6 +275,7 @@ int main(int argc, char **argv) {
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
   std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
+  double stepSeconds = 0; // rank 0's mean time per step
   std::vector<std::thread> threads;
   for (int64_t d = 0; d < numRanks; ++d) {
     threads.emplace_back([&, d] {
@@ -281,6 +284,7 @@ int main(int argc, char **argv) {
       std::vector<void *> args;
       for (std::vector<char> &block : local[d])
         args.push_back(block.data());
+      auto start = std::chrono::steady_clock::now();
       for (int64_t s = 0; s < steps; ++s) {
         if (std::string err = executor.run(args, localShapes[d]);
             !err.empty()) {
@@ -302,6 +306,11 @@ int main(int argc, char **argv) {
                          << " done\n";
         }
       }
+      if (d == 0)
+        stepSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count() /
+                      static_cast<double>(steps);
       for (size_t i = 0; i < schedule.results.size(); ++i) {
         const auto *data = static_cast<const char *>(executor.result(i, args));
         Shape shape = executor.resultShape(i);
@@ -400,7 +409,8 @@ int main(int argc, char **argv) {
 
   if (!check) {
     llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
-                 << " rank(s), " << steps << " step(s)\n";
+                 << " rank(s), " << steps << " step(s), "
+                 << llvm::format("%.3f", stepSeconds * 1e3) << " ms/step\n";
     return 0;
   }
 

@@ -9,6 +9,7 @@ output until it lands.
                              Uneven shards (dp not dividing 4, tp not
                              dividing 32) give dynamic local dims, sizes
                              taken from the arguments (tensor.dim).
+  gen_local.py train DP TP B D H O   the same at other global sizes.
   gen_local.py seqpar TP     sequence-parallel forward on tp: all_gather of
                              x, reduce_scatter of y, then all_to_all of y to
                              S(1) and a shard of the gathered x to S(1).
@@ -124,6 +125,9 @@ def seqpar(tp):
 
 if __name__ == "__main__":
     if sys.argv[1] == "train":
+        # Optional global sizes B D H O (benchmarks); the tests use 4 16 32 8.
+        if len(sys.argv) > 4:
+            B, D, H, O = (int(v) for v in sys.argv[4:8])
         print(train(int(sys.argv[2]), int(sys.argv[3])))
     else:
         print(seqpar(int(sys.argv[2])))
