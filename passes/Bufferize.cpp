@@ -52,9 +52,8 @@ Operation *buildPlanCollective(RewriterBase &b, Operation *op, Value in,
 /// A collective that changes the shape reads its input and writes a fresh
 /// buffer: it never aliases, so bufferization never copies around it.
 template <typename OpTy>
-struct CollectiveBufferizeModel
-    : public BufferizableOpInterface::ExternalModel<
-          CollectiveBufferizeModel<OpTy>, OpTy> {
+struct CollectiveBufferizeModel : public BufferizableOpInterface::ExternalModel<
+                                      CollectiveBufferizeModel<OpTy>, OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -89,8 +88,8 @@ struct CollectiveBufferizeModel
     }
     auto memType =
         MemRefType::get(resultType.getShape(), resultType.getElementType());
-    Value out = memref::AllocOp::create(rewriter, op->getLoc(), memType,
-                                        dynamicSizes);
+    Value out =
+        memref::AllocOp::create(rewriter, op->getLoc(), memType, dynamicSizes);
     buildPlanCollective(rewriter, op, *in, out);
     replaceOpWithBufferizedValues(rewriter, op, out);
     return success();

@@ -131,11 +131,11 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     for (Operation &op : body)
       ops.push_back(&op);
     for (Operation *op : ops) {
-      if (isa<memref::AllocOp, arith::ConstantOp, memref::DimOp,
-              func::ReturnOp, spmd::PlanBufferOp, spmd::PlanKernelOp,
-              spmd::PlanGemmOp, spmd::PlanCopyOp, spmd::PlanAllGatherOp,
-              spmd::PlanAllReduceOp, spmd::PlanReduceScatterOp,
-              spmd::PlanAllToAllOp, spmd::PlanShardOp>(op) ||
+      if (isa<memref::AllocOp, arith::ConstantOp, memref::DimOp, func::ReturnOp,
+              spmd::PlanBufferOp, spmd::PlanKernelOp, spmd::PlanGemmOp,
+              spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
+              spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
+              spmd::PlanShardOp>(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the
           // runtime from mesh coordinates); matched by name until that op
           // is in the dialect.

@@ -68,24 +68,24 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
         // Rank-dependent sizes: the runtime allocates this buffer at its
         // rank's size, outside the arena (`bytes 0`).
         OpBuilder builder(alloc);
-        auto buffer = spmd::PlanBufferOp::create(
-            builder, alloc.getLoc(), type, alloc.getDynamicSizes(), 0, 0);
+        auto buffer = spmd::PlanBufferOp::create(builder, alloc.getLoc(), type,
+                                                 alloc.getDynamicSizes(), 0, 0);
         alloc.replaceAllUsesWith(buffer.getResult());
         alloc.erase();
         continue;
       }
       Interval interval;
       interval.alloc = alloc;
-      interval.bytes = type.getNumElements() *
-                       static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+      interval.bytes =
+          type.getNumElements() *
+          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
       interval.first = interval.last = position[alloc];
       for (Operation *user : alloc->getUsers()) {
         if (user->getBlock() != &body)
           return user->emitOpError() << "uses a plan buffer in a nested region";
         // Results stay live to the end: the runtime reads them afterwards.
-        interval.last = std::max(interval.last, isa<func::ReturnOp>(user)
-                                                    ? end
-                                                    : position[user]);
+        interval.last = std::max(
+            interval.last, isa<func::ReturnOp>(user) ? end : position[user]);
       }
       buffers.push_back(interval);
     }
@@ -117,14 +117,14 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       placed.push_back(b);
     }
     arena = static_cast<int64_t>(llvm::alignTo(arena, alignment));
-    func->setAttr(spmd::kPlanArenaAttrName,
-                  IntegerAttr::get(IntegerType::get(func.getContext(), 64),
-                                   arena));
+    func->setAttr(
+        spmd::kPlanArenaAttrName,
+        IntegerAttr::get(IntegerType::get(func.getContext(), 64), arena));
     for (Interval &b : buffers) {
       OpBuilder builder(b.alloc);
-      auto buffer = spmd::PlanBufferOp::create(
-          builder, b.alloc.getLoc(), b.alloc.getType(), ValueRange{},
-          b.offset, b.bytes);
+      auto buffer = spmd::PlanBufferOp::create(builder, b.alloc.getLoc(),
+                                               b.alloc.getType(), ValueRange{},
+                                               b.offset, b.bytes);
       b.alloc.replaceAllUsesWith(buffer.getResult());
       b.alloc.erase();
     }

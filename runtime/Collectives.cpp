@@ -74,8 +74,8 @@ void plan::reduceInto(void *acc, const void *x, int64_t n, ElemType type,
                       ReduceKind kind) {
   switch (type) {
   case ElemType::F32:
-    return reduceTyped(static_cast<float *>(acc),
-                       static_cast<const float *>(x), n, kind);
+    return reduceTyped(static_cast<float *>(acc), static_cast<const float *>(x),
+                       n, kind);
   case ElemType::F64:
     return reduceTyped(static_cast<double *>(acc),
                        static_cast<const double *>(x), n, kind);
@@ -188,8 +188,8 @@ static std::string checkOutput(const char *what, const Shape &actual,
 
 /// Member shapes must agree on every dim but `free` (-1: all dims).
 static std::string checkShapes(const ThreadWorldState &w,
-                               const std::vector<int64_t> &group,
-                               int64_t free, const char *what) {
+                               const std::vector<int64_t> &group, int64_t free,
+                               const char *what) {
   const Shape &first = w.shapes[group[0]];
   for (int64_t member : group) {
     const Shape &s = w.shapes[member];
@@ -225,8 +225,7 @@ std::string ThreadCollectives::allGather(const void *in, const Shape &inShape,
     Shape zero(inShape.size(), 0), at(inShape.size(), 0);
     for (int64_t m : group) {
       const Shape &s = world->shapes[m];
-      copyBox(world->inputs[m], s, zero, out, outShape, at, s,
-              elemSize(type));
+      copyBox(world->inputs[m], s, zero, out, outShape, at, s, elemSize(type));
       at[dim] += s[dim];
     }
   }
@@ -260,18 +259,20 @@ std::string ThreadCollectives::allReduce(const void *in, const Shape &shape,
   return err.empty() ? done : err;
 }
 
-std::string ThreadCollectives::reduceScatter(
-    const void *in, const Shape &inShape, void *out, const Shape &expected,
-    ElemType type,
-    const std::vector<int64_t> &axes, int64_t dim, ReduceKind kind) {
+std::string ThreadCollectives::reduceScatter(const void *in,
+                                             const Shape &inShape, void *out,
+                                             const Shape &expected,
+                                             ElemType type,
+                                             const std::vector<int64_t> &axes,
+                                             int64_t dim, ReduceKind kind) {
   if (std::string err = publishAndWait(in, inShape); !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, -1, "reduce_scatter");
   if (err.empty()) {
     int64_t index = world->mesh.groupIndex(theDevice, axes);
-    Range r = chunkRange(inShape[dim], static_cast<int64_t>(group.size()),
-                         index);
+    Range r =
+        chunkRange(inShape[dim], static_cast<int64_t>(group.size()), index);
     Shape box = inShape, at(inShape.size(), 0), zero(inShape.size(), 0);
     box[dim] = r.size;
     at[dim] = r.offset;
@@ -279,8 +280,8 @@ std::string ThreadCollectives::reduceScatter(
   }
   if (err.empty()) {
     int64_t index = world->mesh.groupIndex(theDevice, axes);
-    Range r = chunkRange(inShape[dim], static_cast<int64_t>(group.size()),
-                         index);
+    Range r =
+        chunkRange(inShape[dim], static_cast<int64_t>(group.size()), index);
     Shape box = inShape, at(inShape.size(), 0), zero(inShape.size(), 0);
     box[dim] = r.size;
     at[dim] = r.offset;
@@ -289,8 +290,8 @@ std::string ThreadCollectives::reduceScatter(
     copyBox(world->inputs[group[0]], inShape, at, out, box, zero, box,
             elemSize(type));
     for (size_t i = 1; i < group.size() && n > 0; ++i) {
-      copyBox(world->inputs[group[i]], inShape, at, part.data(), box, zero,
-              box, elemSize(type));
+      copyBox(world->inputs[group[i]], inShape, at, part.data(), box, zero, box,
+              elemSize(type));
       reduceInto(out, part.data(), n, type, kind);
     }
     if (kind == ReduceKind::Avg && n > 0)
@@ -317,7 +318,8 @@ std::string ThreadCollectives::allToAll(const void *in, const Shape &inShape,
     outShape[split] = mine.size;
     outShape[concat] = 0;
     for (int64_t m : group)
-      outShape[concat] += split == concat ? mine.size : world->shapes[m][concat];
+      outShape[concat] +=
+          split == concat ? mine.size : world->shapes[m][concat];
     err = checkOutput("all_to_all", outShape, expected);
   }
   if (err.empty()) {

@@ -1,4 +1,5 @@
-//===- Collectives.h - What the executor needs from a communicator -*- C++ -*-===//
+//===- Collectives.h - What the executor needs from a communicator -*- C++
+//-*-===//
 //
 // The minimal collective interface the plan executor calls, on contiguous
 // row-major blocks over the group of mesh axes `axes` (Mesh::group order).
@@ -31,14 +32,13 @@ public:
   virtual const Mesh &mesh() const = 0;
   virtual int64_t device() const = 0;
   /// Concatenation along `dim` of every member's block, in group order.
-  virtual std::string allGather(const void *in, const Shape &inShape,
-                                void *out, const Shape &outShape, ElemType type,
+  virtual std::string allGather(const void *in, const Shape &inShape, void *out,
+                                const Shape &outShape, ElemType type,
                                 const std::vector<int64_t> &axes,
                                 int64_t dim) = 0;
   /// Element-wise reduction of equally shaped blocks; `out` may be `in`.
   virtual std::string allReduce(const void *in, const Shape &shape, void *out,
-                                ElemType type,
-                                const std::vector<int64_t> &axes,
+                                ElemType type, const std::vector<int64_t> &axes,
                                 ReduceKind kind) = 0;
   /// Reduction, then member i keeps torch.chunk i along `dim`.
   virtual std::string reduceScatter(const void *in, const Shape &inShape,
@@ -48,11 +48,10 @@ public:
                                     int64_t dim, ReduceKind kind) = 0;
   /// Member i sends torch.chunk j along `split` to member j, which
   /// concatenates what it receives along `concat` in group order.
-  virtual std::string allToAll(const void *in, const Shape &inShape,
-                               void *out, const Shape &outShape,
-                               ElemType type,
-                               const std::vector<int64_t> &axes,
-                               int64_t split, int64_t concat) = 0;
+  virtual std::string allToAll(const void *in, const Shape &inShape, void *out,
+                               const Shape &outShape, ElemType type,
+                               const std::vector<int64_t> &axes, int64_t split,
+                               int64_t concat) = 0;
 };
 
 /// State shared by the ranks of one in-process world.
@@ -67,17 +66,19 @@ public:
   const Mesh &mesh() const override;
   int64_t device() const override { return theDevice; }
   std::string allGather(const void *in, const Shape &inShape, void *out,
-                        const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
-                        int64_t dim) override;
+                        const Shape &outShape, ElemType type,
+                        const std::vector<int64_t> &axes, int64_t dim) override;
   std::string allReduce(const void *in, const Shape &shape, void *out,
                         ElemType type, const std::vector<int64_t> &axes,
                         ReduceKind kind) override;
   std::string reduceScatter(const void *in, const Shape &inShape, void *out,
-                            const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
-                            int64_t dim, ReduceKind kind) override;
+                            const Shape &outShape, ElemType type,
+                            const std::vector<int64_t> &axes, int64_t dim,
+                            ReduceKind kind) override;
   std::string allToAll(const void *in, const Shape &inShape, void *out,
-                       const Shape &outShape, ElemType type, const std::vector<int64_t> &axes,
-                       int64_t split, int64_t concat) override;
+                       const Shape &outShape, ElemType type,
+                       const std::vector<int64_t> &axes, int64_t split,
+                       int64_t concat) override;
   /// Makes every pending and later collective of every rank fail.
   void abort(const std::string &reason);
 

@@ -66,8 +66,7 @@ std::string Executor::run(const std::vector<void *> &args,
     argShapes.push_back(actual);
   }
   sizeValues.clear();
-  std::vector<int64_t> coords =
-      schedule.mesh.coords(comm ? comm->device() : 0);
+  std::vector<int64_t> coords = schedule.mesh.coords(comm ? comm->device() : 0);
   for (const SizeSource &size : schedule.sizes) {
     if (size.kind == SizeSource::Kind::ArgDim) {
       sizeValues.push_back(argShapes[size.arg][size.dim]);
@@ -78,14 +77,15 @@ std::string Executor::run(const std::vector<void *> &args,
       splits.push_back(schedule.mesh.axisSizes[axis]);
       indices.push_back(coords[axis]);
     }
-    sizeValues.push_back(nestedChunkRange(size.globalSize, splits, indices).size);
+    sizeValues.push_back(
+        nestedChunkRange(size.globalSize, splits, indices).size);
   }
   heap.resize(schedule.numHeapBuffers);
   auto sizeHeap = [&](const BufferRef &ref) {
     if (ref.where != BufferRef::Where::Heap)
       return;
-    size_t bytes = static_cast<size_t>(numElements(resolve(ref))) *
-                   elemSize(ref.type);
+    size_t bytes =
+        static_cast<size_t>(numElements(resolve(ref))) * elemSize(ref.type);
     if (heap[ref.index].size() < bytes)
       heap[ref.index].resize(bytes);
   };
@@ -99,8 +99,9 @@ std::string Executor::run(const std::vector<void *> &args,
     const Step &step = schedule.steps[i];
     if (std::string err = runStep(i, args); !err.empty())
       return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
-             (step.kind == StepKind::Kernel ? " " + schedule.kernels[step.kernel]
-                                            : std::string()) +
+             (step.kind == StepKind::Kernel
+                  ? " " + schedule.kernels[step.kernel]
+                  : std::string()) +
              "): " + err;
   }
   return "";
@@ -165,8 +166,8 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
       cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
                   static_cast<const float *>(a) + i * aStride, lda,
                   static_cast<const float *>(b) + i * bStride, ldb,
-                  static_cast<float>(beta), static_cast<float *>(c) + i * cStride,
-                  ldc);
+                  static_cast<float>(beta),
+                  static_cast<float *>(c) + i * cStride, ldc);
     return "";
   case ElemType::F64:
     for (int64_t i = 0; i < batch; ++i)
@@ -183,9 +184,9 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
     std::vector<float> fc = step.beta ? widen(c, type, batch * cStride)
                                       : std::vector<float>(batch * cStride);
     for (int64_t i = 0; i < batch; ++i)
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
-                  fa.data() + i * aStride, lda, fb.data() + i * bStride, ldb,
-                  static_cast<float>(beta), fc.data() + i * cStride, ldc);
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, fa.data() + i * aStride,
+                  lda, fb.data() + i * bStride, ldb, static_cast<float>(beta),
+                  fc.data() + i * cStride, ldc);
     for (int64_t i = 0; i < batch * cStride; ++i)
       storeElement(c, type, i, fc[i]);
     return "";
@@ -227,9 +228,8 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
     shapes.push_back(resolve(ref));
   switch (step.kind) {
   case StepKind::Gemm:
-    return runGemm(step, shapes[0], shapes[1], shapes[2],
-                   address(ops[0], args), address(ops[1], args),
-                   address(ops[2], args));
+    return runGemm(step, shapes[0], shapes[1], shapes[2], address(ops[0], args),
+                   address(ops[1], args), address(ops[2], args));
   case StepKind::Copy:
     if (shapes[0] != shapes[1])
       return "copies " + shapeStr(shapes[0]) + " into " + shapeStr(shapes[1]);
@@ -264,14 +264,14 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
   void *out = address(ops[1], args);
   switch (step.kind) {
   case StepKind::AllGather:
-    return comm->allGather(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
-                           step.dim0);
+    return comm->allGather(in, shapes[0], out, shapes[1], ops[0].type,
+                           step.axes, step.dim0);
   case StepKind::AllReduce:
     return comm->allReduce(in, shapes[0], out, ops[0].type, step.axes,
                            step.reduce);
   case StepKind::ReduceScatter:
-    return comm->reduceScatter(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
-                               step.dim0, step.reduce);
+    return comm->reduceScatter(in, shapes[0], out, shapes[1], ops[0].type,
+                               step.axes, step.dim0, step.reduce);
   case StepKind::AllToAll:
     return comm->allToAll(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
                           step.dim0, step.dim1);

@@ -54,8 +54,8 @@ private:
   Collectives *comm;
   void *arena = nullptr;
   std::vector<Shape> argShapes;
-  std::vector<int64_t> sizeValues;        // Schedule::sizes on this rank
-  std::vector<std::vector<char>> heap;    // dynamic buffers
+  std::vector<int64_t> sizeValues;     // Schedule::sizes on this rank
+  std::vector<std::vector<char>> heap; // dynamic buffers
   struct KernelCall {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers, packed;

@@ -116,8 +116,8 @@ std::string plan::readNpy(const std::string &path, NpyArray &array) {
     array.shape.push_back(v);
     p = end;
   }
-  size_t bytes = static_cast<size_t>(numElements(array.shape)) *
-                 elemSize(array.type);
+  size_t bytes =
+      static_cast<size_t>(numElements(array.shape)) * elemSize(array.type);
   array.data.assign(bytes, 0);
   if (bytes && !in.read(array.data.data(), static_cast<std::streamsize>(bytes)))
     return path + ": truncated data (expected " + std::to_string(bytes) +
@@ -147,11 +147,13 @@ std::string plan::writeNpy(const std::string &path, const NpyArray &array) {
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   if (array.type == ElemType::BF16) { // widened: NumPy has no bf16
     for (int64_t i = 0; i < numElements(array.shape); ++i) {
-      float f = static_cast<float>(loadElement(array.data.data(), array.type, i));
+      float f =
+          static_cast<float>(loadElement(array.data.data(), array.type, i));
       out.write(reinterpret_cast<char *>(&f), 4);
     }
   } else {
-    out.write(array.data.data(), static_cast<std::streamsize>(array.data.size()));
+    out.write(array.data.data(),
+              static_cast<std::streamsize>(array.data.size()));
   }
   return out ? "" : path + ": write failed";
 }

@@ -52,8 +52,8 @@ bool plan::isFloatType(ElemType type) {
 }
 
 static float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f,
-           mant = h & 0x3ff, bits;
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff,
+           bits;
   if (exp == 0) {
     if (mant == 0) {
       bits = sign;
@@ -210,15 +210,15 @@ bool BufferRef::isStatic() const {
 }
 
 static std::string refStr(const BufferRef &ref) {
-  std::string s = ref.where == BufferRef::Where::Arg
-                      ? "arg" + std::to_string(ref.index)
-                  : ref.where == BufferRef::Where::Heap
-                      ? "heap" + std::to_string(ref.index)
-                      : "@" + std::to_string(ref.index);
+  std::string s =
+      ref.where == BufferRef::Where::Arg    ? "arg" + std::to_string(ref.index)
+      : ref.where == BufferRef::Where::Heap ? "heap" + std::to_string(ref.index)
+                                            : "@" + std::to_string(ref.index);
   std::string shape = "[";
   for (size_t i = 0; i < ref.shape.size(); ++i)
-    shape += (i ? ", " : "") +
-             (ref.shape[i] < 0 ? std::string("?") : std::to_string(ref.shape[i]));
+    shape +=
+        (i ? ", " : "") +
+        (ref.shape[i] < 0 ? std::string("?") : std::to_string(ref.shape[i]));
   return s + ":" + elemTypeName(ref.type) + shape + "]";
 }
 
@@ -226,12 +226,12 @@ std::string Schedule::validate() const {
   auto check = [&](const BufferRef &ref, const std::string &what) {
     if (ref.where == BufferRef::Where::Arg) {
       if (ref.index < 0 || ref.index >= static_cast<int64_t>(args.size()))
-        return what + " names argument " + std::to_string(ref.index) +
-               " of " + std::to_string(args.size());
+        return what + " names argument " + std::to_string(ref.index) + " of " +
+               std::to_string(args.size());
       const TensorInfo &arg = args[ref.index];
       if (arg.type != ref.type || arg.localShape != ref.shape)
-        return what + " uses argument " + std::to_string(ref.index) +
-               " as " + refStr(ref);
+        return what + " uses argument " + std::to_string(ref.index) + " as " +
+               refStr(ref);
       return std::string();
     }
     if (ref.where == BufferRef::Where::Heap) {
@@ -256,13 +256,14 @@ std::string Schedule::validate() const {
   };
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step &step = steps[i];
-    std::string what = "step " + std::to_string(i) + " (" +
-                       stepKindName(step.kind) + ")";
+    std::string what =
+        "step " + std::to_string(i) + " (" + stepKindName(step.kind) + ")";
     for (const BufferRef &ref : step.operands)
       if (std::string err = check(ref, what); !err.empty())
         return err;
     if (step.kind == StepKind::Kernel &&
-        (step.kernel < 0 || step.kernel >= static_cast<int64_t>(kernels.size())))
+        (step.kernel < 0 ||
+         step.kernel >= static_cast<int64_t>(kernels.size())))
       return what + " calls unknown kernel " + std::to_string(step.kernel);
     size_t want = step.kind == StepKind::Kernel ? step.operands.size()
                   : step.kind == StepKind::Gemm ? 3
@@ -291,8 +292,7 @@ std::string Schedule::validate() const {
   }
   if (resultRefs.size() != results.size())
     return "schedule has " + std::to_string(resultRefs.size()) +
-           " result buffers for " + std::to_string(results.size()) +
-           " results";
+           " result buffers for " + std::to_string(results.size()) + " results";
   for (size_t i = 0; i < resultRefs.size(); ++i)
     if (std::string err = check(resultRefs[i], "result " + std::to_string(i));
         !err.empty())

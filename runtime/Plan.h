@@ -83,7 +83,8 @@ struct Step {
   StepKind kind = StepKind::Kernel;
   /// Kernel: the callee's index in Schedule::kernels; its arguments.
   int64_t kernel = -1;
-  std::vector<BufferRef> operands; // Kernel: all; Gemm: A, B, C; others: in, out
+  std::vector<BufferRef>
+      operands; // Kernel: all; Gemm: A, B, C; others: in, out
   /// Gemm.
   bool transposeA = false, transposeB = false;
   int64_t beta = 1;
@@ -107,9 +108,9 @@ struct Schedule {
   Mesh mesh; // one device when the entry names no mesh
   std::vector<TensorInfo> args, results;
   std::vector<BufferRef> resultRefs; // where each result lives after a run
-  std::vector<SizeSource> sizes;      // dynamic sizes of heap buffers
+  std::vector<SizeSource> sizes;     // dynamic sizes of heap buffers
   int64_t numHeapBuffers = 0;
-  std::vector<std::string> kernels;  // kernel function names
+  std::vector<std::string> kernels; // kernel function names
   std::vector<Step> steps;
 
   /// Checks every buffer lies inside the arena or matches its argument, and

@@ -17,19 +17,19 @@ LogicalResult spmd::verifyPlanAttribute(Operation *op, NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   if (name == kPlanVersionAttrName) {
     if (!isa<ModuleOp>(op) || !isa<IntegerAttr>(attr.getValue()))
-      return op->emitError() << "'" << name
-                             << "' must be an integer on a builtin.module";
+      return op->emitError()
+             << "'" << name << "' must be an integer on a builtin.module";
     return success();
   }
   if (name == kPlanKernelAttrName) {
     auto func = dyn_cast<func::FuncOp>(op);
     if (!func || !isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << name
-                             << "' must be a unit attribute on a func.func";
+      return op->emitError()
+             << "'" << name << "' must be a unit attribute on a func.func";
     for (Type type : func.getArgumentTypes())
       if (!isa<MemRefType>(type))
-        return op->emitError() << "kernel takes a non-memref argument of type "
-                               << type;
+        return op->emitError()
+               << "kernel takes a non-memref argument of type " << type;
     if (func.getNumResults() != 0)
       return op->emitError() << "kernel must not return values";
     return success();
@@ -37,8 +37,8 @@ LogicalResult spmd::verifyPlanAttribute(Operation *op, NamedAttribute attr) {
   if (name == kPlanArenaAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!isa<func::FuncOp>(op) || !bytes)
-      return op->emitError() << "'" << name
-                             << "' must be an integer on a func.func";
+      return op->emitError()
+             << "'" << name << "' must be an integer on a func.func";
     if (bytes.getInt() < 0)
       return op->emitError() << "'" << name << "' must not be negative";
     return success();
@@ -56,7 +56,8 @@ static std::optional<int64_t> staticBytes(MemRefType type) {
 
 LogicalResult PlanBufferOp::verify() {
   MemRefType type = getType();
-  if (static_cast<int64_t>(getDynamicSizes().size()) != type.getNumDynamicDims())
+  if (static_cast<int64_t>(getDynamicSizes().size()) !=
+      type.getNumDynamicDims())
     return emitOpError() << "has " << getDynamicSizes().size()
                          << " dynamic sizes for " << type.getNumDynamicDims()
                          << " dynamic dims";
@@ -64,27 +65,27 @@ LogicalResult PlanBufferOp::verify() {
     return emitOpError() << "must have the identity layout";
   if (getOffset() < 0 || getBytes() < 0)
     return emitOpError() << "offset and bytes must not be negative";
-  if (std::optional<int64_t> need = staticBytes(type); need && *need > getBytes())
-    return emitOpError() << "reserves " << getBytes() << " bytes for a "
-                         << type << " of " << *need << " bytes";
+  if (std::optional<int64_t> need = staticBytes(type);
+      need && *need > getBytes())
+    return emitOpError() << "reserves " << getBytes() << " bytes for a " << type
+                         << " of " << *need << " bytes";
   if (auto func = (*this)->getParentOfType<func::FuncOp>())
     if (auto arena = func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName))
       if (getOffset() + getBytes() > arena.getInt())
-        return emitOpError() << "ends at byte " << getOffset() + getBytes()
-                             << " beyond the arena of " << arena.getInt()
-                             << " bytes";
+        return emitOpError()
+               << "ends at byte " << getOffset() + getBytes()
+               << " beyond the arena of " << arena.getInt() << " bytes";
   return success();
 }
 
-LogicalResult
-PlanKernelOp::verifySymbolUses(SymbolTableCollection &tables) {
-  auto callee = tables.lookupNearestSymbolFrom<func::FuncOp>(
-      *this, getCalleeAttr());
+LogicalResult PlanKernelOp::verifySymbolUses(SymbolTableCollection &tables) {
+  auto callee =
+      tables.lookupNearestSymbolFrom<func::FuncOp>(*this, getCalleeAttr());
   if (!callee)
     return emitOpError() << "names unknown kernel " << getCalleeAttr();
   if (!callee->hasAttr(kPlanKernelAttrName))
-    return emitOpError() << "callee " << getCalleeAttr()
-                         << " is not marked '" << kPlanKernelAttrName << "'";
+    return emitOpError() << "callee " << getCalleeAttr() << " is not marked '"
+                         << kPlanKernelAttrName << "'";
   if (!llvm::equal(callee.getArgumentTypes(), getOperands().getTypes()))
     return emitOpError() << "operand types do not match kernel "
                          << getCalleeAttr() << " of type "
@@ -122,10 +123,9 @@ LogicalResult PlanGemmOp::verify() {
   int64_t kb = dim(b, 0, getTransposeB(), o), n = dim(b, 1, getTransposeB(), o);
   if (mismatch(ka, kb) || mismatch(m, c.getDimSize(o)) ||
       mismatch(n, c.getDimSize(o + 1)))
-    return emitOpError() << "has mismatched shapes: op(A) is " << m << "x"
-                         << ka << ", op(B) is " << kb << "x" << n
-                         << ", C is " << c.getDimSize(o) << "x"
-                         << c.getDimSize(o + 1);
+    return emitOpError() << "has mismatched shapes: op(A) is " << m << "x" << ka
+                         << ", op(B) is " << kb << "x" << n << ", C is "
+                         << c.getDimSize(o) << "x" << c.getDimSize(o + 1);
   if (rank == 3 && (mismatch(a.getDimSize(0), c.getDimSize(0)) ||
                     mismatch(b.getDimSize(0), c.getDimSize(0))))
     return emitOpError() << "has mismatched batch sizes";
@@ -158,8 +158,8 @@ LogicalResult verifyPlanGroup(Operation *op, FlatSymbolRefAttr name,
   for (Attribute attr : axisNames) {
     StringRef axis = cast<StringAttr>(attr).getValue();
     if (!mesh.getAxisIndex(axis))
-      return op->emitOpError() << "mesh " << name << " has no axis named '"
-                               << axis << "'";
+      return op->emitOpError()
+             << "mesh " << name << " has no axis named '" << axis << "'";
     if (!seen.insert(axis).second)
       return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
   }
@@ -172,8 +172,8 @@ LogicalResult verifyPlanGroup(Operation *op, FlatSymbolRefAttr name,
                              << in << " and " << out;
   for (int64_t d : dims)
     if (d < 0 || d >= in.getRank())
-      return op->emitOpError() << "dim " << d << " is out of range for rank "
-                               << in.getRank();
+      return op->emitOpError()
+             << "dim " << d << " is out of range for rank " << in.getRank();
   return success();
 }
 

@@ -195,9 +195,8 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
     for (int i = 0; i < 10; ++i)
       full[i] = static_cast<float>((d + 1) * i);
     std::vector<float> part(r.size * 2, -1);
-    EXPECT_EQ(comm.reduceScatter(full.data(), {5, 2}, part.data(),
-                                 {r.size, 2}, ElemType::F32, {0}, 0,
-                                 ReduceKind::Sum),
+    EXPECT_EQ(comm.reduceScatter(full.data(), {5, 2}, part.data(), {r.size, 2},
+                                 ElemType::F32, {0}, 0, ReduceKind::Sum),
               "");
     scattered[d] = part;
   });
@@ -265,8 +264,8 @@ TEST(PlanRuntime, AbortFailsTheOtherRanks) {
       return;
     }
     float v = 1;
-    errors[0] = comm.allReduce(&v, {1}, &v, ElemType::F32, {0},
-                               ReduceKind::Sum);
+    errors[0] =
+        comm.allReduce(&v, {1}, &v, ElemType::F32, {0}, ReduceKind::Sum);
   });
   EXPECT_EQ(errors[0], "rank 1 failed: injected fault");
 }

@@ -7,8 +7,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -129,8 +129,8 @@ struct ScheduleBuilder {
     if (!buffer || !type.isDynamicDim(*index))
       return fail(user, "has a dynamic size that is not a constant dim of a "
                         "buffer");
-    return sizeSlot(user, buffer.getDynamicSizes()[type.getDynamicDimIndex(
-                              *index)]);
+    return sizeSlot(user,
+                    buffer.getDynamicSizes()[type.getDynamicDimIndex(*index)]);
   }
 
   /// spmd-partition's `spmd.local_size @mesh [axes] of N`: this rank's
@@ -145,9 +145,9 @@ struct ScheduleBuilder {
     auto global = op->getAttrOfType<IntegerAttr>("global_size");
     auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
     auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-    auto mesh = meshRef ? SymbolTable::lookupNearestSymbolFrom<MeshOp>(
-                              op, meshRef)
-                        : MeshOp();
+    auto mesh = meshRef
+                    ? SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef)
+                    : MeshOp();
     if (!global || !axes || !mesh)
       return fail(op, "is malformed (needs mesh, mesh_axes, global_size)");
     if (meshName && *meshName != meshRef.getValue())
@@ -340,8 +340,7 @@ struct ScheduleBuilder {
 } // namespace
 
 LogicalResult spmd::loadSchedule(ModuleOp module, StringRef entry,
-                                 plan::Schedule &schedule,
-                                 std::string &error) {
+                                 plan::Schedule &schedule, std::string &error) {
   SmallVector<func::FuncOp> schedules;
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr(kPlanArenaAttrName))
@@ -419,8 +418,8 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
   for (const std::string &name : schedule.kernels) {
     auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
     if (!fn) {
-      error = "kernel " + name + " not found after JIT: " +
-              llvm::toString(fn.takeError());
+      error = "kernel " + name +
+              " not found after JIT: " + llvm::toString(fn.takeError());
       return failure();
     }
     kernels.functions.push_back(reinterpret_cast<plan::KernelFn>(*fn));

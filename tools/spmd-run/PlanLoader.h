@@ -1,4 +1,5 @@
-//===- PlanLoader.h - MLIR plan to runtime plan, and JIT kernels -*- C++ -*-===//
+//===- PlanLoader.h - MLIR plan to runtime plan, and JIT kernels -*- C++
+//-*-===//
 //
 // The MLIR side of spmd-run: compiles a program to a plan when needed,
 // converts a schedule's `spmd.plan_*` ops to the runtime's plan model

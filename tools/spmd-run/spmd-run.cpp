@@ -1,4 +1,5 @@
-//===- spmd-run.cpp - Run a plan on simulated ranks ------------------------===//
+//===- spmd-run.cpp - Run a plan on simulated ranks
+//------------------------===//
 //
 //   spmd-run PROGRAM(.mlir|.plan) [--entry NAME] [--ranks N]
 //            [--input-dir DIR | --seed S] [--output-dir DIR] [--check]
@@ -173,8 +174,8 @@ Tolerance toleranceFor(ElemType type) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "spmd-run: run a plan on simulated ranks\n");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "spmd-run: run a plan on simulated ranks\n");
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -225,12 +226,14 @@ int main(int argc, char **argv) {
           std::to_string(i) + " of " + schedule.name + " is " +
           elemTypeName(arg.type));
     for (int64_t d = 0; d < numRanks; ++d) {
-      Layout layout = arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
+      Layout layout =
+          arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
       bool fits = globals[i].shape.size() == arg.localShape.size();
       if (fits) {
         Shape mine = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
         for (size_t k = 0; k < mine.size(); ++k)
-          fits = fits && (arg.localShape[k] < 0 || arg.localShape[k] == mine[k]);
+          fits =
+              fits && (arg.localShape[k] < 0 || arg.localShape[k] == mine[k]);
       }
       if (!fits)
         die(path + ": shape " + shapeStr(globals[i].shape) +
@@ -247,7 +250,8 @@ int main(int argc, char **argv) {
   for (int64_t d = 0; d < numRanks; ++d) {
     for (size_t i = 0; i < schedule.args.size(); ++i) {
       const TensorInfo &arg = schedule.args[i];
-      Layout layout = arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
+      Layout layout =
+          arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
       std::vector<char> global = convert(globals[i], arg.type);
       Shape shape = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
       localShapes[d].push_back(shape);
@@ -315,8 +319,9 @@ int main(int argc, char **argv) {
         const auto *data = static_cast<const char *>(executor.result(i, args));
         Shape shape = executor.resultShape(i);
         outShapes[d].push_back(shape);
-        outputs[d].emplace_back(
-            data, data + numElements(shape) * elemSize(schedule.results[i].type));
+        outputs[d].emplace_back(data,
+                                data + numElements(shape) *
+                                           elemSize(schedule.results[i].type));
       }
     });
   }
@@ -401,9 +406,8 @@ int main(int argc, char **argv) {
 
   if (!outputDir.empty())
     for (size_t i = 0; i < results.size(); ++i)
-      if (std::string err = writeNpy(outputDir + "/result" + std::to_string(i) +
-                                         ".npy",
-                                     results[i]);
+      if (std::string err = writeNpy(
+              outputDir + "/result" + std::to_string(i) + ".npy", results[i]);
           !err.empty())
         die(err);
 
@@ -425,8 +429,7 @@ int main(int argc, char **argv) {
       die(refPath + ": --check needs an unpartitioned reference without "
                     "collectives (pass one with --reference)");
   ref.mesh = Mesh{{"world"}, {1}};
-  if (ref.args.size() != globals.size() ||
-      ref.results.size() != results.size())
+  if (ref.args.size() != globals.size() || ref.results.size() != results.size())
     die(refPath + ": reference " + ref.name + " takes " +
         std::to_string(ref.args.size()) + " arguments and returns " +
         std::to_string(ref.results.size()) + " results; the program has " +
