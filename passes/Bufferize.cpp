@@ -49,6 +49,17 @@ Operation *buildPlanCollective(RewriterBase &b, Operation *op, Value in,
                                    c.getMeshAxes(), c.getDimAttr());
 }
 
+/// The dim a collective splits into torch.chunks over its group, if any.
+std::optional<int64_t> chunkedDim(Operation *op) {
+  if (auto c = dyn_cast<spmd::ShardOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<spmd::ReduceScatterOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<spmd::AllToAllOp>(op))
+    return c.getSplitDim();
+  return std::nullopt;
+}
+
 /// A collective that changes the shape reads its input and writes a fresh
 /// buffer: it never aliases, so bufferization never copies around it.
 template <typename OpTy>
@@ -78,13 +89,23 @@ struct CollectiveBufferizeModel : public BufferizableOpInterface::ExternalModel<
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     rewriter.setInsertionPoint(op);
     SmallVector<Value> dynamicSizes;
+    auto inType = cast<RankedTensorType>(input.getType());
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       if (!resultType.isDynamicDim(d))
         continue;
-      // Rank-dependent result sizes of gathers/scatters need the mesh
-      // coordinates at run time.
-      return op->emitOpError() << "with a dynamic result dim is not supported "
-                                  "by spmd-bufferize yet";
+      // A dim the collective splits over the group: this member's chunk of
+      // the (static) input size, from the mesh coordinates at run time.
+      std::optional<int64_t> splitDim = chunkedDim(op);
+      if (!splitDim || *splitDim != d || inType.isDynamicDim(d))
+        return op->emitOpError()
+               << "with dynamic result dim " << d
+               << " is not supported by spmd-bufferize yet (only a chunked "
+                  "dim of a static input)";
+      auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+      auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+      dynamicSizes.push_back(spmd::PlanChunkSizeOp::create(
+          rewriter, op->getLoc(), rewriter.getIndexType(), mesh, axes,
+          rewriter.getI64IntegerAttr(inType.getDimSize(d))));
     }
     auto memType =
         MemRefType::get(resultType.getShape(), resultType.getElementType());

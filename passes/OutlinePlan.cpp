@@ -135,7 +135,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanBufferOp, spmd::PlanKernelOp, spmd::PlanGemmOp,
               spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
-              spmd::PlanShardOp>(op) ||
+              spmd::PlanShardOp, spmd::PlanChunkSizeOp>(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the
           // runtime from mesh coordinates); matched by name until that op
           // is in the dialect.
@@ -166,7 +166,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     }
     // Constants only fed kernels, which now hold their own copies.
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if (isa<arith::ConstantOp, memref::DimOp>(op) && op.use_empty())
+      if (isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp>(op) &&
+          op.use_empty())
         op.erase();
     return success();
   }

@@ -72,6 +72,14 @@ std::string Executor::run(const std::vector<void *> &args,
       sizeValues.push_back(argShapes[size.arg][size.dim]);
       continue;
     }
+    if (size.kind == SizeSource::Kind::GroupChunk) {
+      int64_t device = comm ? comm->device() : 0;
+      sizeValues.push_back(
+          chunkRange(size.globalSize, schedule.mesh.groupSize(size.axes),
+                     schedule.mesh.groupIndex(device, size.axes))
+              .size);
+      continue;
+    }
     std::vector<int64_t> splits, indices;
     for (int64_t axis : size.axes) {
       splits.push_back(schedule.mesh.axisSizes[axis]);

@@ -276,7 +276,7 @@ std::string Schedule::validate() const {
         return what + " names mesh axis " + std::to_string(axis);
   }
   for (const SizeSource &size : sizes) {
-    if (size.kind == SizeSource::Kind::LocalChunk) {
+    if (size.kind != SizeSource::Kind::ArgDim) {
       for (int64_t axis : size.axes)
         if (axis < 0 || axis >= mesh.rank())
           return "a dynamic size names mesh axis " + std::to_string(axis);

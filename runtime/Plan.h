@@ -59,7 +59,10 @@ struct BufferRef {
 /// global dim sharded over mesh axes, nested in the order listed (what
 /// spmd-partition's `spmd.local_size` computes).
 struct SizeSource {
-  enum class Kind : uint8_t { ArgDim, LocalChunk };
+  /// LocalChunk nests the chunking over `axes` (spmd.local_size);
+  /// GroupChunk splits once over the whole group (spmd.plan_chunk_size, as
+  /// collectives split).
+  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk };
   Kind kind = Kind::ArgDim;
   int64_t arg = 0;
   int64_t dim = 0;

@@ -63,18 +63,19 @@ LogicalResult PlanBufferOp::verify() {
                          << " dynamic dims";
   if (!type.getLayout().isIdentity())
     return emitOpError() << "must have the identity layout";
-  if (getOffset() < 0 || getBytes() < 0)
+  // I64Attr getters are unsigned: read the signed values.
+  int64_t offset = getOffsetAttr().getInt(), bytes = getBytesAttr().getInt();
+  if (offset < 0 || bytes < 0)
     return emitOpError() << "offset and bytes must not be negative";
-  if (std::optional<int64_t> need = staticBytes(type);
-      need && *need > getBytes())
-    return emitOpError() << "reserves " << getBytes() << " bytes for a " << type
+  if (std::optional<int64_t> need = staticBytes(type); need && *need > bytes)
+    return emitOpError() << "reserves " << bytes << " bytes for a " << type
                          << " of " << *need << " bytes";
   if (auto func = (*this)->getParentOfType<func::FuncOp>())
     if (auto arena = func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName))
-      if (getOffset() + getBytes() > arena.getInt())
+      if (offset + bytes > arena.getInt())
         return emitOpError()
-               << "ends at byte " << getOffset() + getBytes()
-               << " beyond the arena of " << arena.getInt() << " bytes";
+               << "ends at byte " << offset + bytes << " beyond the arena of "
+               << arena.getInt() << " bytes";
   return success();
 }
 
@@ -221,4 +222,28 @@ LogicalResult PlanAllToAllOp::verifySymbolUses(SymbolTableCollection &t) {
 LogicalResult PlanShardOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
                          getOutput(), {getDim()}, t);
+}
+
+SmallVector<int64_t> PlanChunkSizeOp::getMeshAxisIndices() {
+  return axisIndicesOf(*this, getMeshAttr(), getMeshAxes());
+}
+
+LogicalResult PlanChunkSizeOp::verifySymbolUses(SymbolTableCollection &t) {
+  auto mesh = t.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+  if (!mesh)
+    return emitOpError() << "names unknown mesh " << getMeshAttr();
+  if (getMeshAxes().empty())
+    return emitOpError() << "needs at least one mesh axis";
+  llvm::StringSet<> seen;
+  for (Attribute attr : getMeshAxes()) {
+    StringRef axis = cast<StringAttr>(attr).getValue();
+    if (!mesh.getAxisIndex(axis))
+      return emitOpError() << "mesh " << getMeshAttr() << " has no axis named '"
+                           << axis << "'";
+    if (!seen.insert(axis).second)
+      return emitOpError() << "lists mesh axis '" << axis << "' twice";
+  }
+  if (getSizeAttr().getInt() < 0)
+    return emitOpError() << "size must not be negative";
+  return success();
 }

@@ -82,6 +82,34 @@ def SPMD_PlanGemmOp : SPMD_PlanOp<"plan_gemm"> {
   let hasVerifier = 1;
 }
 
+def SPMD_PlanChunkSizeOp : SPMD_PlanOp<"plan_chunk_size", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this member's torch.chunk size of a dim split over a group";
+  let description = [{
+    The size of torch.chunk `i` of `size` elements split into as many chunks
+    as the group over `mesh_axes` has members, where `i` is this device's
+    index in that group (row-major over `mesh_axes` as listed): the split
+    that `spmd.shard`, `spmd.reduce_scatter` and the split dim of
+    `spmd.all_to_all` make. The runtime computes it from the rank's mesh
+    coordinates; it sizes the dynamic (uneven) results of those collectives.
+
+    ```mlir
+    // 5 rows over tp=4: 2, 2, 1, 0.
+    %n = spmd.plan_chunk_size @mesh ["tp"] of 5 : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$mesh_axes,
+                       I64Attr:$size);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    $mesh $mesh_axes `of` $size attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Indices of `mesh_axes` in the mesh, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices();
+  }];
+}
+
 def SPMD_PlanCopyOp : SPMD_PlanOp<"plan_copy"> {
   let summary = "copy one buffer into another of the same shape";
   let arguments = (ins AnyMemRef:$source, AnyMemRef:$target);

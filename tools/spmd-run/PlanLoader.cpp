@@ -106,6 +106,8 @@ struct ScheduleBuilder {
   FailureOr<int64_t> sizeSlot(Operation *user, Value size) {
     if (Operation *def = size.getDefiningOp(); def && isLocalSize(def))
       return localSizeSlot(def);
+    if (auto chunk = size.getDefiningOp<PlanChunkSizeOp>())
+      return chunkSizeSlot(chunk);
     auto dim = size.getDefiningOp<memref::DimOp>();
     std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
     if (!dim || !index)
@@ -163,6 +165,23 @@ struct ScheduleBuilder {
         return fail(op, "names an unknown mesh axis");
       source.axes.push_back(*index);
     }
+    int64_t slot = static_cast<int64_t>(schedule.sizes.size());
+    schedule.sizes.push_back(source);
+    localSizeSlots[op] = slot;
+    return slot;
+  }
+
+  FailureOr<int64_t> chunkSizeSlot(PlanChunkSizeOp op) {
+    if (auto it = localSizeSlots.find(op); it != localSizeSlots.end())
+      return it->second;
+    if (meshName && *meshName != op.getMesh())
+      return fail(op, "uses a second mesh; a schedule runs on one mesh");
+    meshName = op.getMesh();
+    plan::SizeSource source;
+    source.kind = plan::SizeSource::Kind::GroupChunk;
+    source.globalSize = op.getSize();
+    SmallVector<int64_t> axes = op.getMeshAxisIndices();
+    source.axes.assign(axes.begin(), axes.end());
     int64_t slot = static_cast<int64_t>(schedule.sizes.size());
     schedule.sizes.push_back(source);
     localSizeSlots[op] = slot;
@@ -257,7 +276,8 @@ struct ScheduleBuilder {
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
-      if (isa<PlanBufferOp, memref::DimOp, arith::ConstantOp>(op) ||
+      if (isa<PlanBufferOp, PlanChunkSizeOp, memref::DimOp, arith::ConstantOp>(
+              op) ||
           isLocalSize(&op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {

@@ -16,6 +16,14 @@ func.func @f() {
 
 // -----
 
+func.func @f() {
+  // expected-error @+1 {{'spmd.plan_buffer' op offset and bytes must not be negative}}
+  %b = spmd.plan_buffer offset -64 bytes 64 : memref<16xf32>
+  return
+}
+
+// -----
+
 func.func @f(%n: index) {
   // expected-error @+1 {{'spmd.plan_buffer' op has 1 dynamic sizes for 0 dynamic dims}}
   %b = spmd.plan_buffer [%n] offset 0 bytes 64 : memref<16xf32>
@@ -123,6 +131,24 @@ spmd.mesh @m ["x"=2]
 func.func @f(%a: memref<4xf32>, %b: memref<4xi32>) {
   // expected-error @+1 {{'spmd.plan_all_reduce' op needs input and output of one element type and rank}}
   spmd.plan_all_reduce %a, %b on @m ["x"] sum : memref<4xf32>, memref<4xi32>
+  return
+}
+
+// -----
+
+spmd.mesh @m ["x"=2]
+func.func @f() {
+  // expected-error @+1 {{'spmd.plan_chunk_size' op lists mesh axis 'x' twice}}
+  %n = spmd.plan_chunk_size @m ["x", "x"] of 5 : index
+  return
+}
+
+// -----
+
+spmd.mesh @m ["x"=2]
+func.func @f() {
+  // expected-error @+1 {{'spmd.plan_chunk_size' op size must not be negative}}
+  %n = spmd.plan_chunk_size @m ["x"] of -1 : index
   return
 }
 

@@ -10,9 +10,11 @@ output until it lands.
                              dividing 32) give dynamic local dims, sizes
                              taken from the arguments (tensor.dim).
   gen_local.py train DP TP B D H O   the same at other global sizes.
-  gen_local.py seqpar TP     sequence-parallel forward on tp: all_gather of
+  gen_local.py seqpar TP [B] sequence-parallel forward on tp: all_gather of
                              x, reduce_scatter of y, then all_to_all of y to
-                             S(1) and a shard of the gathered x to S(1).
+                             S(1) and shards of the gathered x to S(1) and
+                             S(0). B rows of x (default 4; uneven over tp
+                             gives dynamic dims sized from mesh coordinates).
 """
 import sys
 
@@ -102,11 +104,13 @@ def train(dp, tp):
 
 
 def seqpar(tp):
-    b, h = B // tp, H // tp
+    b = B // tp if B % tp == 0 else "?"
+    h = H // tp
     s = MAPS + f'spmd.mesh @mesh ["tp"={tp}]\n'
     s += (f"func.func @forward(%x: {t(b, D)} {lay('S(0)')}, %w1: {t(D, h)} {lay('S(1)')},\n"
           f"    %w2: {t(h, O)} {lay('S(0)')})\n"
-          f"    -> ({t(b, O)} {lay('S(0)')}, {t(B, O // tp)} {lay('S(1)')}, {t(B, D // tp)} {lay('S(1)')}) {{\n")
+          f"    -> ({t(b, O)} {lay('S(0)')}, {t(B, O // tp)} {lay('S(1)')}, {t(B, D // tp)} {lay('S(1)')},\n"
+          f"        {t(b, D)} {lay('S(0)')}) {{\n")
     s += "  %zero = arith.constant 0.0 : f32\n"
     s += f'  %xg = spmd.all_gather %x on @mesh ["tp"] dim 0 : {t(b, D)} -> {t(B, D)}\n'
     s += f"  %e_h = tensor.empty() : {t(B, h)}\n  %e_yp = tensor.empty() : {t(B, O)}\n"
@@ -119,7 +123,9 @@ def seqpar(tp):
     s += f'  %ys = spmd.reduce_scatter %yp on @mesh ["tp"] dim 0 sum : {t(B, O)} -> {t(b, O)}\n'
     s += f'  %ya = spmd.all_to_all %ys on @mesh ["tp"] split 1 concat 0 : {t(b, O)} -> {t(B, O // tp)}\n'
     s += f'  %xs = spmd.shard %xg on @mesh ["tp"] dim 1 : {t(B, D)} -> {t(B, D // tp)}\n'
-    s += f"  return %ys, %ya, %xs : {t(b, O)}, {t(B, O // tp)}, {t(B, D // tp)}\n}}\n"
+    s += f'  %xr = spmd.shard %xg on @mesh ["tp"] dim 0 : {t(B, D)} -> {t(b, D)}\n'
+    s += (f"  return %ys, %ya, %xs, %xr : {t(b, O)}, {t(B, O // tp)}, {t(B, D // tp)}, "
+          f"{t(b, D)}\n}}\n")
     return s
 
 
@@ -130,4 +136,6 @@ if __name__ == "__main__":
             B, D, H, O = (int(v) for v in sys.argv[4:8])
         print(train(int(sys.argv[2]), int(sys.argv[3])))
     else:
+        if len(sys.argv) > 3:  # rows of x (uneven over tp: dynamic dims)
+            B = int(sys.argv[3])
         print(seqpar(int(sys.argv[2])))

@@ -4,9 +4,9 @@ data-parallel local programs (same math, global tensors).
   mlp_ref.py gen DIR [SEED]        write arg0..arg3.npy (w1, w2, x, t)
   mlp_ref.py check IN OUT STEPS    compare OUT/result{0,1}.npy with STEPS
                                    SGD steps computed in float64
-  mlp_ref.py genfwd DIR            write arg0..arg2.npy (x, w1, w2)
-  mlp_ref.py checkfwd IN OUT       compare OUT/result{0,1,2}.npy with
-                                   (y, y, x), y = relu(x w1) w2
+  mlp_ref.py genfwd DIR [ROWS]     write arg0..arg2.npy (x ROWSx16, w1, w2)
+  mlp_ref.py checkfwd IN OUT       compare OUT/result{0,1,2,3}.npy with
+                                   (y, y, x, x), y = relu(x w1) w2
 """
 import sys
 
@@ -38,14 +38,15 @@ def main():
         return 0
     if sys.argv[1] == "genfwd":
         rng = np.random.default_rng(1)
-        for i, s in enumerate([(4, 16), (16, 32), (32, 8)]):
+        rows = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+        for i, s in enumerate([(rows, 16), (16, 32), (32, 8)]):
             np.save(f"{sys.argv[2]}/arg{i}.npy", rng.uniform(-1, 1, size=s).astype(np.float32))
         return 0
     if sys.argv[1] == "checkfwd":
         x, w1, w2 = (np.load(f"{sys.argv[2]}/arg{i}.npy").astype(np.float64) for i in range(3))
         y = np.maximum(x @ w1, 0) @ w2
         ok = True
-        for i, want in enumerate((y, y, x)):
+        for i, want in enumerate((y, y, x, x)):
             got = np.load(f"{sys.argv[3]}/result{i}.npy")
             err = np.max(np.abs(got - want)) if got.shape == want.shape else float("inf")
             print(f"result{i}: shape {got.shape} max abs err {err:.3g}")

@@ -2,7 +2,7 @@
 
 spmd.mesh @mesh ["tp"=4]
 func.func @dynamic_gather(%x: tensor<?x16xf32>) -> tensor<13x16xf32> {
-  // expected-error @+2 {{'spmd.all_gather' op with a dynamic result dim is not supported by spmd-bufferize yet}}
+  // expected-error @+2 {{'spmd.all_gather' op with dynamic result dim 0 is not supported by spmd-bufferize yet (only a chunked dim of a static input)}}
   // expected-error @+1 {{failed to bufferize op}}
   %g = spmd.all_gather %x on @mesh ["tp"] dim 0 : tensor<?x16xf32> -> tensor<?x16xf32>
   %c = tensor.cast %g : tensor<?x16xf32> to tensor<13x16xf32>
