@@ -50,6 +50,25 @@ LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
     }
     return success();
   }
+  // Until spmd-partition is part of spmd-compile, a program is compiled as
+  // the LOCAL program of every rank. Say so when it looks like a global one
+  // (layouts on multi-device meshes, no collectives).
+  bool hasLayouts = false, hasCollectives = false;
+  module.walk([&](Operation *op) {
+    if (isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp>(op))
+      hasCollectives = true;
+    if (auto func = dyn_cast<func::FuncOp>(op))
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (auto layout = func.getArgAttrOfType<LayoutAttr>(
+                i, SPMDDialect::kLayoutAttrName))
+          if (!layout.toLayout().isReplicated())
+            hasLayouts = true;
+  });
+  if (hasLayouts && !hasCollectives)
+    llvm::errs() << "spmd-run: warning: " << file
+                 << " has sharded layouts but no collectives; it runs as the "
+                    "local program of every rank (spmd-partition is not part "
+                    "of spmd-compile yet)\n";
   PassManager pm(module.getContext());
   buildCompilePipeline(pm);
   return captureDiagnostics(module.getContext(), error, [&] {
