@@ -111,6 +111,8 @@ struct ThreadWorldState {
   uint64_t generation = 0;
   std::vector<const void *> inputs;
   std::vector<Shape> shapes;
+  std::vector<std::string> fingerprints;
+  bool verify = false;
   bool failed = false;
   std::string failure;
   double timeoutSeconds = 60;
@@ -139,17 +141,20 @@ struct ThreadWorldState {
         cv.notify_all();
       }
     }
-    return failed ? failure : "";
+    // A barrier that completed succeeds even if a rank failed right after.
+    return generation != gen ? "" : failure;
   }
 };
 } // namespace spmd::plan
 
 std::shared_ptr<ThreadWorldState>
-ThreadCollectives::makeWorld(const Mesh &mesh) {
+ThreadCollectives::makeWorld(const Mesh &mesh, double timeoutSeconds) {
   auto world = std::make_shared<ThreadWorldState>();
   world->mesh = mesh;
+  world->timeoutSeconds = timeoutSeconds;
   world->inputs.assign(mesh.numDevices(), nullptr);
   world->shapes.assign(mesh.numDevices(), {});
+  world->fingerprints.assign(mesh.numDevices(), {});
   return world;
 }
 
@@ -168,11 +173,51 @@ void ThreadCollectives::abort(const std::string &reason) {
   world->cv.notify_all();
 }
 
-std::string ThreadCollectives::publishAndWait(const void *in,
-                                              const Shape &shape) {
+void ThreadCollectives::setVerifyCollectives(bool on) {
+  std::lock_guard<std::mutex> lock(world->mutex);
+  world->verify = on;
+}
+
+std::string ThreadCollectives::publishAndWait(
+    const void *in, const Shape &shape, const char *kind, ElemType type,
+    const std::vector<int64_t> &axes, int64_t free, const std::string &params) {
   world->inputs[theDevice] = in;
   world->shapes[theDevice] = shape;
-  return world->barrier();
+  uint64_t seq = sequence++;
+  if (world->verify) {
+    std::string dims = "[";
+    for (size_t d = 0; d < shape.size(); ++d)
+      dims += (d ? ", " : "") + (static_cast<int64_t>(d) == free
+                                     ? std::string("?")
+                                     : std::to_string(shape[d]));
+    std::string axesText;
+    for (int64_t a : axes)
+      axesText += (axesText.empty() ? "" : ", ") + world->mesh.axisNames[a];
+    world->fingerprints[theDevice] =
+        std::string(kind) + "(axes=[" + axesText + "]" + params + ", " +
+        elemTypeName(type) + ", shape=" + dims +
+        "], seq=" + std::to_string(seq) + ")" + salt;
+  }
+  if (std::string err = world->barrier(); !err.empty())
+    return err;
+  if (!world->verify)
+    return "";
+  for (int64_t member : world->mesh.group(theDevice, axes)) {
+    if (world->fingerprints[member] == world->fingerprints[theDevice])
+      continue;
+    std::string message =
+        "collective mismatch: rank " + std::to_string(theDevice) + " runs " +
+        world->fingerprints[theDevice] + ", rank " + std::to_string(member) +
+        " runs " + world->fingerprints[member];
+    std::lock_guard<std::mutex> lock(world->mutex);
+    if (!world->failed) {
+      world->failed = true;
+      world->failure = message;
+    }
+    world->cv.notify_all();
+    return world->failure;
+  }
+  return "";
 }
 
 std::string ThreadCollectives::finish() { return world->barrier(); }
@@ -209,7 +254,9 @@ std::string ThreadCollectives::allGather(const void *in, const Shape &inShape,
                                          ElemType type,
                                          const std::vector<int64_t> &axes,
                                          int64_t dim) {
-  if (std::string err = publishAndWait(in, inShape); !err.empty())
+  if (std::string err = publishAndWait(in, inShape, "all_gather", type, axes,
+                                       dim, ", dim=" + std::to_string(dim));
+      !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, dim, "all_gather");
@@ -237,7 +284,10 @@ std::string ThreadCollectives::allReduce(const void *in, const Shape &shape,
                                          void *out, ElemType type,
                                          const std::vector<int64_t> &axes,
                                          ReduceKind kind) {
-  if (std::string err = publishAndWait(in, shape); !err.empty())
+  if (std::string err =
+          publishAndWait(in, shape, "all_reduce", type, axes, -1,
+                         std::string(", ") + reduceKindName(kind));
+      !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, -1, "all_reduce");
@@ -265,7 +315,10 @@ std::string ThreadCollectives::reduceScatter(const void *in,
                                              ElemType type,
                                              const std::vector<int64_t> &axes,
                                              int64_t dim, ReduceKind kind) {
-  if (std::string err = publishAndWait(in, inShape); !err.empty())
+  if (std::string err = publishAndWait(
+          in, inShape, "reduce_scatter", type, axes, -1,
+          ", dim=" + std::to_string(dim) + ", " + reduceKindName(kind));
+      !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, -1, "reduce_scatter");
@@ -306,7 +359,11 @@ std::string ThreadCollectives::allToAll(const void *in, const Shape &inShape,
                                         ElemType type,
                                         const std::vector<int64_t> &axes,
                                         int64_t split, int64_t concat) {
-  if (std::string err = publishAndWait(in, inShape); !err.empty())
+  if (std::string err =
+          publishAndWait(in, inShape, "all_to_all", type, axes, concat,
+                         ", split=" + std::to_string(split) +
+                             ", concat=" + std::to_string(concat));
+      !err.empty())
     return err;
   std::vector<int64_t> group = world->mesh.group(theDevice, axes);
   std::string err = checkShapes(*world, group, concat, "all_to_all");

@@ -81,15 +81,28 @@ public:
                        int64_t concat) override;
   /// Makes every pending and later collective of every rank fail.
   void abort(const std::string &reason);
+  /// Before each collective, compare a fingerprint (kind, group axes, dtype,
+  /// the dims that must agree, sequence number) across the group; the first
+  /// mismatch fails every rank, naming both fingerprints.
+  void setVerifyCollectives(bool on);
+  /// Tests: appended to this rank's fingerprints, to fake a rank running a
+  /// different collective.
+  void setFingerprintSalt(std::string salt) { this->salt = std::move(salt); }
 
-  static std::shared_ptr<ThreadWorldState> makeWorld(const Mesh &mesh);
+  static std::shared_ptr<ThreadWorldState>
+  makeWorld(const Mesh &mesh, double timeoutSeconds = 60);
 
 private:
-  std::string publishAndWait(const void *in, const Shape &shape);
+  std::string publishAndWait(const void *in, const Shape &shape,
+                             const char *kind, ElemType type,
+                             const std::vector<int64_t> &axes, int64_t free,
+                             const std::string &params);
   std::string finish();
 
   std::shared_ptr<ThreadWorldState> world;
   int64_t theDevice;
+  uint64_t sequence = 0;
+  std::string salt;
 };
 
 /// Copies the box of size `extent` at `srcOffset` of a row-major `src` to

@@ -105,6 +105,10 @@ std::string Executor::run(const std::vector<void *> &args,
   prepareKernelCalls(args);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];
+    if (static_cast<int64_t>(i) == failStep) {
+      failStep = -1;
+      return "step " + std::to_string(i) + ": injected fault";
+    }
     if (std::string err = runStep(i, args); !err.empty())
       return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
              (step.kind == StepKind::Kernel

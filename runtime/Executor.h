@@ -40,6 +40,8 @@ public:
   /// an argument).
   const void *result(size_t i, const std::vector<void *> &args) const;
   Shape resultShape(size_t i) const { return resolve(schedule.resultRefs[i]); }
+  /// Fault injection for tests: the next run fails before step `step`.
+  void failBeforeStep(int64_t step) { failStep = step; }
 
 private:
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
@@ -61,6 +63,7 @@ private:
     std::vector<void *> pointers, packed;
   };
   std::vector<KernelCall> calls; // by step index
+  int64_t failStep = -1;
 };
 
 /// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes

@@ -69,6 +69,25 @@ static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> printPlan("print-plan",
                                      llvm::cl::desc("print the schedule"));
+static llvm::cl::opt<std::string>
+    commKind("comm", llvm::cl::desc("communicator: inproc (threads) or mpi"),
+             llvm::cl::init("inproc"));
+static llvm::cl::opt<bool> verifyCollectives(
+    "verify-collectives",
+    llvm::cl::desc("compare a fingerprint of every collective across its "
+                   "group before running it"));
+static llvm::cl::opt<double>
+    timeoutSeconds("timeout", llvm::cl::desc("seconds a collective may wait"),
+                   llvm::cl::init(60));
+// Fault injection for tests.
+static llvm::cl::opt<int64_t>
+    failRank("test-fail-rank", llvm::cl::Hidden, llvm::cl::init(-1),
+             llvm::cl::desc("this rank fails before --test-fail-step"));
+static llvm::cl::opt<int64_t> failStep("test-fail-step", llvm::cl::Hidden,
+                                       llvm::cl::init(0));
+static llvm::cl::opt<int64_t> mismatchRank(
+    "test-mismatch-rank", llvm::cl::Hidden, llvm::cl::init(-1),
+    llvm::cl::desc("this rank's collectives carry a different fingerprint"));
 
 namespace {
 [[noreturn]] void die(const std::string &message) {
@@ -190,6 +209,11 @@ int main(int argc, char **argv) {
     die("--input-dir and --seed exclude each other");
   if (steps < 1)
     die("--steps must be at least 1");
+  if (commKind == "mpi")
+    die("--comm mpi: the MPI communicator is not part of this build yet; use "
+        "--comm inproc");
+  if (commKind != "inproc")
+    die("--comm must be inproc or mpi, not '" + commKind + "'");
 
   Program program;
   loadProgram(ctx, inputFile, program);
@@ -275,7 +299,7 @@ int main(int argc, char **argv) {
   }
 
   // Run all ranks.
-  auto world = ThreadCollectives::makeWorld(mesh);
+  auto world = ThreadCollectives::makeWorld(mesh, timeoutSeconds);
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
   std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
@@ -284,7 +308,13 @@ int main(int argc, char **argv) {
   for (int64_t d = 0; d < numRanks; ++d) {
     threads.emplace_back([&, d] {
       ThreadCollectives comm(world, d);
+      if (d == 0)
+        comm.setVerifyCollectives(verifyCollectives);
+      if (d == mismatchRank)
+        comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
       Executor executor(schedule, program.kernels.functions, &comm);
+      if (d == failRank)
+        executor.failBeforeStep(failStep);
       std::vector<void *> args;
       for (std::vector<char> &block : local[d])
         args.push_back(block.data());
@@ -327,9 +357,16 @@ int main(int argc, char **argv) {
   }
   for (std::thread &t : threads)
     t.join();
+  // Every rank's error: a failure on one rank stops the others, each
+  // saying why.
+  bool failed = false;
   for (const std::string &err : errors)
-    if (!err.empty())
-      die(err);
+    if (!err.empty()) {
+      llvm::errs() << "spmd-run: " << err << "\n";
+      failed = true;
+    }
+  if (failed)
+    return 1;
 
   // Assemble global results.
   std::vector<NpyArray> results(schedule.results.size());
