@@ -69,6 +69,17 @@ std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
   return form;
 }
 
+/// A memref.expand_shape/collapse_shape with identity layouts and a static
+/// result: the same bytes under another shape.
+bool isContiguousReshape(Operation *op) {
+  if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op))
+    return false;
+  auto source = cast<MemRefType>(op->getOperand(0).getType());
+  auto result = cast<MemRefType>(op->getResult(0).getType());
+  return source.getLayout().isIdentity() && result.getLayout().isIdentity() &&
+         result.hasStaticShape();
+}
+
 /// The op before `op` in its block that uses `buffer`, if any.
 Operation *previousUser(Operation *op, Value buffer) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
@@ -136,6 +147,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
               spmd::PlanShardOp, spmd::PlanChunkSizeOp>(op) ||
+          // Reshapes of contiguous buffers are views (no step).
+          isContiguousReshape(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the
           // runtime from mesh coordinates); matched by name until that op
           // is in the dialect.

@@ -80,12 +80,20 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
           type.getNumElements() *
           static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
       interval.first = interval.last = position[alloc];
-      for (Operation *user : alloc->getUsers()) {
-        if (user->getBlock() != &body)
-          return user->emitOpError() << "uses a plan buffer in a nested region";
-        // Results stay live to the end: the runtime reads them afterwards.
-        interval.last = std::max(
-            interval.last, isa<func::ReturnOp>(user) ? end : position[user]);
+      // Uses of the buffer and of its views (reshapes) keep it live.
+      SmallVector<Value> values{alloc.getResult()};
+      while (!values.empty()) {
+        Value value = values.pop_back_val();
+        for (Operation *user : value.getUsers()) {
+          if (user->getBlock() != &body)
+            return user->emitOpError()
+                   << "uses a plan buffer in a nested region";
+          if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user))
+            values.push_back(user->getResult(0));
+          // Results stay live to the end: the runtime reads them afterwards.
+          interval.last = std::max(
+              interval.last, isa<func::ReturnOp>(user) ? end : position[user]);
+        }
       }
       buffers.push_back(interval);
     }

@@ -31,7 +31,8 @@ void *Executor::address(const BufferRef &ref,
 }
 
 Shape Executor::resolve(const BufferRef &ref) const {
-  if (ref.where == BufferRef::Where::Arg)
+  // An argument under its own (maybe dynamic) type, or a static view of it.
+  if (ref.where == BufferRef::Where::Arg && !ref.isStatic())
     return argShapes[ref.index];
   Shape shape = ref.shape;
   size_t slot = 0;

@@ -229,7 +229,12 @@ std::string Schedule::validate() const {
         return what + " names argument " + std::to_string(ref.index) + " of " +
                std::to_string(args.size());
       const TensorInfo &arg = args[ref.index];
-      if (arg.type != ref.type || arg.localShape != ref.shape)
+      // The argument's own type, or a static view (reshape) of a static one.
+      bool view = ref.isStatic() &&
+                  numElements(ref.shape) == numElements(arg.localShape);
+      for (int64_t d : arg.localShape)
+        view = view && d >= 0;
+      if (arg.type != ref.type || (arg.localShape != ref.shape && !view))
         return what + " uses argument " + std::to_string(ref.index) + " as " +
                refStr(ref);
       return std::string();

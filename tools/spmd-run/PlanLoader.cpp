@@ -208,6 +208,21 @@ struct ScheduleBuilder {
   }
 
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
+    // A reshape is the same buffer under another (static) shape.
+    if (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+            value.getDefiningOp())) {
+      FailureOr<plan::BufferRef> base =
+          ref(user, value.getDefiningOp()->getOperand(0));
+      auto type = cast<MemRefType>(value.getType());
+      if (failed(base))
+        return failure();
+      if (!base->isStatic() || !type.hasStaticShape())
+        return fail(value.getDefiningOp(),
+                    "reshapes a buffer with rank-dependent dims; not "
+                    "supported by spmd-run yet");
+      base->shape.assign(type.getShape().begin(), type.getShape().end());
+      return base;
+    }
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !type.getLayout().isIdentity())
       return fail(user, "needs identity-layout memref buffers");
@@ -295,8 +310,9 @@ struct ScheduleBuilder {
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
-      if (isa<PlanBufferOp, PlanChunkSizeOp, memref::DimOp, arith::ConstantOp>(
-              op) ||
+      if (isa<PlanBufferOp, PlanChunkSizeOp, memref::DimOp,
+              memref::ExpandShapeOp, memref::CollapseShapeOp,
+              arith::ConstantOp>(op) ||
           isLocalSize(&op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
