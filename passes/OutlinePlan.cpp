@@ -80,6 +80,15 @@ bool isContiguousReshape(Operation *op) {
          result.hasStaticShape();
 }
 
+/// A view a step cannot take as a plain buffer (a slice, a transpose, a
+/// reshape of a strided view): it moves into the kernels that use it, which
+/// then take the viewed buffer.
+bool isKernelView(Operation *op) {
+  return isa<memref::SubViewOp, memref::TransposeOp>(op) ||
+         (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op) &&
+          !isContiguousReshape(op));
+}
+
 /// The op before `op` in its block that uses `buffer`, if any.
 Operation *previousUser(Operation *op, Value buffer) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
@@ -148,7 +157,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
               spmd::PlanShardOp, spmd::PlanChunkSizeOp>(op) ||
           // Reshapes of contiguous buffers are views (no step).
-          isContiguousReshape(op) ||
+          isContiguousReshape(op) || isKernelView(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the
           // runtime from mesh coordinates); matched by name until that op
           // is in the dialect.
@@ -156,9 +165,19 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         continue;
       rewriter.setInsertionPoint(op);
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        rewriter.replaceOpWithNewOp<spmd::PlanCopyOp>(op, copy.getSource(),
-                                                      copy.getTarget());
-        continue;
+        auto isPlain = [](Value v) {
+          return cast<MemRefType>(v.getType()).getLayout().isIdentity() &&
+                 !(v.getDefiningOp() && isKernelView(v.getDefiningOp()));
+        };
+        if (isPlain(copy.getSource()) && isPlain(copy.getTarget())) {
+          rewriter.replaceOpWithNewOp<spmd::PlanCopyOp>(op, copy.getSource(),
+                                                        copy.getTarget());
+          continue;
+        }
+        // A copy from or into a slice is a kernel.
+        op = linalg::CopyOp::create(rewriter, op->getLoc(), copy.getSource(),
+                                    copy.getTarget());
+        rewriter.eraseOp(copy);
       }
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (!linalgOp || !linalgOp.hasPureBufferSemantics())
@@ -179,7 +198,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     }
     // Constants only fed kernels, which now hold their own copies.
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if (isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp>(op) &&
+      if ((isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp>(op) ||
+           isKernelView(&op)) &&
           op.use_empty())
         op.erase();
     return success();
@@ -196,9 +216,30 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     for (Value v : op->getOperands())
       used.insert(v);
     getUsedValuesDefinedAbove(op->getRegions(), used);
+    // Views that only kernels can take are cloned into the kernel, which
+    // takes the viewed buffer.
+    llvm::SetVector<Operation *> views;
     for (Value v : used) {
       if (isa<MemRefType>(v.getType())) {
-        buffers.insert(v);
+        Value base = v;
+        SmallVector<Operation *> chain;
+        while (Operation *def = base.getDefiningOp()) {
+          if (!isKernelView(def))
+            break;
+          chain.push_back(def);
+          for (Value operand : def->getOperands().drop_front()) {
+            Operation *c = operand.getDefiningOp();
+            if (!c || !c->hasTrait<OpTrait::ConstantLike>())
+              return def->emitOpError()
+                     << "has a non-constant offset or size; plan schedules "
+                        "hold no scalar compute";
+            constants.push_back(c);
+          }
+          base = def->getOperand(0);
+        }
+        for (Operation *view : llvm::reverse(chain))
+          views.insert(view);
+        buffers.insert(base);
         continue;
       }
       Operation *def = v.getDefiningOp();
@@ -226,6 +267,9 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     for (Operation *c : constants)
       if (!mapping.contains(c->getResult(0)))
         builder.clone(*c, mapping);
+    for (Operation *view : views)
+      if (!mapping.contains(view->getResult(0)))
+        builder.clone(*view, mapping);
     builder.clone(*op, mapping);
     func::ReturnOp::create(builder, op->getLoc());
 
