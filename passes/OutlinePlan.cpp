@@ -164,6 +164,21 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
           op->getName().getStringRef() == "spmd.local_size")
         continue;
       rewriter.setInsertionPoint(op);
+      // A view cast to a plain buffer (e.g. a returned slice): materialize
+      // it with a copy kernel into a buffer of its own.
+      if (auto castOp = dyn_cast<memref::CastOp>(op)) {
+        auto type = dyn_cast<MemRefType>(castOp.getType());
+        if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape())
+          return op->emitOpError() << "cannot be placed in a plan schedule";
+        Value buffer = memref::AllocOp::create(rewriter, op->getLoc(), type);
+        Operation *copy = linalg::CopyOp::create(rewriter, op->getLoc(),
+                                                 castOp.getSource(), buffer);
+        rewriter.replaceOp(castOp, buffer);
+        if (failed(outlineKernel(module, func, cast<linalg::LinalgOp>(copy),
+                                 kernelCount)))
+          return failure();
+        continue;
+      }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         auto isPlain = [](Value v) {
           return cast<MemRefType>(v.getType()).getLayout().isIdentity() &&

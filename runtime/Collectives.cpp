@@ -148,9 +148,11 @@ struct ThreadWorldState {
 } // namespace spmd::plan
 
 std::shared_ptr<ThreadWorldState>
-ThreadCollectives::makeWorld(const Mesh &mesh, double timeoutSeconds) {
+ThreadCollectives::makeWorld(const Mesh &mesh, double timeoutSeconds,
+                             bool verifyCollectives) {
   auto world = std::make_shared<ThreadWorldState>();
   world->mesh = mesh;
+  world->verify = verifyCollectives;
   world->timeoutSeconds = timeoutSeconds;
   world->inputs.assign(mesh.numDevices(), nullptr);
   world->shapes.assign(mesh.numDevices(), {});
@@ -171,11 +173,6 @@ void ThreadCollectives::abort(const std::string &reason) {
     world->failure = "rank " + std::to_string(theDevice) + " failed: " + reason;
   }
   world->cv.notify_all();
-}
-
-void ThreadCollectives::setVerifyCollectives(bool on) {
-  std::lock_guard<std::mutex> lock(world->mutex);
-  world->verify = on;
 }
 
 std::string ThreadCollectives::publishAndWait(

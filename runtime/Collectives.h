@@ -81,16 +81,16 @@ public:
                        int64_t concat) override;
   /// Makes every pending and later collective of every rank fail.
   void abort(const std::string &reason);
-  /// Before each collective, compare a fingerprint (kind, group axes, dtype,
-  /// the dims that must agree, sequence number) across the group; the first
-  /// mismatch fails every rank, naming both fingerprints.
-  void setVerifyCollectives(bool on);
   /// Tests: appended to this rank's fingerprints, to fake a rank running a
   /// different collective.
   void setFingerprintSalt(std::string salt) { this->salt = std::move(salt); }
 
+  /// With `verifyCollectives`, each collective first compares a fingerprint
+  /// (kind, group axes, dtype, the dims that must agree, sequence number)
+  /// across the group; the first mismatch fails every rank, naming both.
   static std::shared_ptr<ThreadWorldState>
-  makeWorld(const Mesh &mesh, double timeoutSeconds = 60);
+  makeWorld(const Mesh &mesh, double timeoutSeconds = 60,
+            bool verifyCollectives = false);
 
 private:
   std::string publishAndWait(const void *in, const Shape &shape,

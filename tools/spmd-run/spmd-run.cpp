@@ -299,7 +299,8 @@ int main(int argc, char **argv) {
   }
 
   // Run all ranks.
-  auto world = ThreadCollectives::makeWorld(mesh, timeoutSeconds);
+  auto world =
+      ThreadCollectives::makeWorld(mesh, timeoutSeconds, verifyCollectives);
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
   std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
@@ -308,8 +309,6 @@ int main(int argc, char **argv) {
   for (int64_t d = 0; d < numRanks; ++d) {
     threads.emplace_back([&, d] {
       ThreadCollectives comm(world, d);
-      if (d == 0)
-        comm.setVerifyCollectives(verifyCollectives);
       if (d == mismatchRank)
         comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
       Executor executor(schedule, program.kernels.functions, &comm);

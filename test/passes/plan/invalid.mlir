@@ -11,8 +11,11 @@ func.func @dynamic_gather(%x: tensor<?x16xf32>) -> tensor<13x16xf32> {
 
 // -----
 
-func.func @slice(%x: tensor<8x16xf32>) -> tensor<4x16xf32> {
-  // expected-error @+1 {{'memref.subview' op cannot be placed in a plan schedule (expected linalg ops on buffers, memref.copy, spmd collectives)}}
-  %s = tensor.extract_slice %x[0, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
-  return %s : tensor<4x16xf32>
+func.func @scalar(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'memref.load' op cannot be placed in a plan schedule (expected linalg ops on buffers, memref.copy, spmd collectives)}}
+  %v = tensor.extract %x[%c0] : tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%v : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  return %f : tensor<8xf32>
 }
