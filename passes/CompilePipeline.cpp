@@ -13,6 +13,10 @@ using namespace mlir;
 void spmd::buildCompilePipeline(OpPassManager &pm) {
   // Hook: spmd-propagate and spmd-partition go first once they exist, so a
   // global annotated program becomes the local program compiled below.
+  // Helper functions are inlined into the entries: a schedule is one
+  // straight-line sequence of steps.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
   // Elementwise arith/math on tensors become linalg.generic, then fuse.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createSPMDFuseElementwise());
