@@ -56,8 +56,7 @@ static std::optional<int64_t> staticBytes(MemRefType type) {
 
 LogicalResult PlanBufferOp::verify() {
   MemRefType type = getType();
-  if (static_cast<int64_t>(getDynamicSizes().size()) !=
-      type.getNumDynamicDims())
+  if (getDynamicSizes().size() != static_cast<size_t>(type.getNumDynamicDims()))
     return emitOpError() << "has " << getDynamicSizes().size()
                          << " dynamic sizes for " << type.getNumDynamicDims()
                          << " dynamic dims";
@@ -201,7 +200,7 @@ PLAN_COLLECTIVE_COMMON(PlanShardOp)
 
 LogicalResult PlanAllGatherOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
-                         getOutput(), {getDim()}, t);
+                         getOutput(), {getDimAttr().getInt()}, t);
 }
 LogicalResult PlanAllReduceOp::verifySymbolUses(SymbolTableCollection &t) {
   if (failed(verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
@@ -213,15 +212,16 @@ LogicalResult PlanAllReduceOp::verifySymbolUses(SymbolTableCollection &t) {
 }
 LogicalResult PlanReduceScatterOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
-                         getOutput(), {getDim()}, t);
+                         getOutput(), {getDimAttr().getInt()}, t);
 }
 LogicalResult PlanAllToAllOp::verifySymbolUses(SymbolTableCollection &t) {
-  return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
-                         getOutput(), {getSplitDim(), getConcatDim()}, t);
+  return verifyPlanGroup(
+      *this, getMeshAttr(), getMeshAxes(), getInput(), getOutput(),
+      {getSplitDimAttr().getInt(), getConcatDimAttr().getInt()}, t);
 }
 LogicalResult PlanShardOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
-                         getOutput(), {getDim()}, t);
+                         getOutput(), {getDimAttr().getInt()}, t);
 }
 
 SmallVector<int64_t> PlanChunkSizeOp::getMeshAxisIndices() {
