@@ -39,6 +39,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -281,9 +282,12 @@ int main(int argc, char **argv) {
       localShapes[d].push_back(shape);
       std::vector<char> block(numElements(shape) * elemSize(arg.type), 0);
       std::vector<int64_t> coords = mesh.coords(d);
+      // A partial input: for sum, group index 0 holds the value and the
+      // others zero; for avg/max/min every member holds it.
       bool holder = true;
       for (size_t a = 0; a < coords.size(); ++a)
-        if (layout.placements[a].isPartial() && coords[a] != 0)
+        if (layout.placements[a].isPartial() &&
+            layout.placements[a].reduce == ReduceKind::Sum && coords[a] != 0)
           holder = false;
       if (holder) {
         std::vector<Range> ranges =
@@ -400,9 +404,10 @@ int main(int argc, char **argv) {
       if (p.isPartial())
         partialKinds.push_back(p.reduce);
     for (ReduceKind k : partialKinds)
-      if (k != ReduceKind::Sum && k != ReduceKind::Avg)
+      if (k != partialKinds[0])
         die("result " + std::to_string(i) + " is partial (" + layout.str() +
-            "); only sum/avg partial results can be assembled");
+            ") with different reductions; it cannot be assembled");
+    std::set<Shape> seenBoxes; // the first term of a partial box is copied
     int64_t partialCount = 1;
     for (size_t a = 0; a < layout.placements.size(); ++a)
       if (layout.placements[a].isPartial())
@@ -421,17 +426,19 @@ int main(int argc, char **argv) {
         die("result " + std::to_string(i) + ": rank " + std::to_string(d) +
             " holds " + shapeStr(outShapes[d][i]) + " but the layout gives " +
             shapeStr(extent));
-      if (partialKinds.empty()) {
+      if (partialKinds.empty() || seenBoxes.insert(offset).second) {
         copyBox(outputs[d][i].data(), extent, Shape(offset.size(), 0),
                 out.data.data(), global, offset, extent, elemSize(res.type));
         continue;
       }
-      // Partial: add this rank's term into the box.
+      // Partial: reduce this rank's term into the box.
       std::vector<char> box(outputs[d][i].size());
       copyBox(out.data.data(), global, offset, box.data(), extent,
               Shape(offset.size(), 0), extent, elemSize(res.type));
       reduceInto(box.data(), outputs[d][i].data(), numElements(extent),
-                 res.type, ReduceKind::Sum);
+                 res.type,
+                 partialKinds[0] == ReduceKind::Avg ? ReduceKind::Sum
+                                                    : partialKinds[0]);
       copyBox(box.data(), extent, Shape(offset.size(), 0), out.data.data(),
               global, offset, extent, elemSize(res.type));
     }
