@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 using namespace spmd;
@@ -317,5 +318,28 @@ std::string Schedule::str() const {
       os << " " << refStr(ref);
     os << "\n";
   }
+  // The collective sequence is the same on every rank: counts and input
+  // bytes per kind and mesh axes ("?" when rank-dependent).
+  std::map<std::string, std::pair<int64_t, int64_t>> totals;
+  for (const Step &step : steps) {
+    if (step.kind == StepKind::Kernel || step.kind == StepKind::Gemm ||
+        step.kind == StepKind::Copy || step.kind == StepKind::Shard)
+      continue;
+    std::string key = std::string(stepKindName(step.kind)) + " on [";
+    for (size_t i = 0; i < step.axes.size(); ++i)
+      key += (i ? ", " : "") + mesh.axisNames[step.axes[i]];
+    key += "]";
+    auto &[count, bytes] = totals[key];
+    ++count;
+    const BufferRef &in = step.operands[0];
+    if (bytes >= 0)
+      bytes = in.isStatic() && in.where != BufferRef::Where::Heap
+                  ? bytes + in.bytes()
+                  : -1;
+  }
+  for (const auto &[key, total] : totals)
+    os << "collectives: " << total.first << " x " << key << ", "
+       << (total.second < 0 ? std::string("?") : std::to_string(total.second))
+       << " input bytes\n";
   return os.str();
 }
