@@ -4,7 +4,9 @@
 // functions (the MLIR ExecutionEngine's packed C interface: one void* per
 // argument, each pointing at a pointer to a memref descriptor), GEMMs go to
 // BLAS (f16/bf16 computed in f32), collectives to a Collectives, copies to
-// memcpy. The arena is allocated once and reused across runs.
+// memcpy. The arena is allocated once and reused across runs; buffers with
+// rank-dependent dims are sized at the start of each run from the rank's
+// argument shapes and mesh coordinates (Schedule::sizes).
 //
 //===----------------------------------------------------------------------===//
 
