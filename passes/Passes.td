@@ -66,8 +66,8 @@ def SPMDPlanMemory : Pass<"spmd-plan-memory", "mlir::ModuleOp"> {
     offset of one arena. Buffers whose live ranges (definition to last use,
     results live to the end) do not overlap share memory; offsets are chosen
     first-fit, largest buffers first. A buffer with rank-dependent (dynamic)
-    dims becomes a `spmd.plan_buffer` with `bytes 0` that the runtime
-    allocates outside the arena. Sets `spmd.plan_arena_bytes` on each
+    dims becomes a `spmd.plan_buffer` with `bytes 0` that the runtime places
+    outside the arena, by the same rule, once it knows the rank's sizes. Sets `spmd.plan_arena_bytes` on each
     schedule and `spmd.plan_version` on the module.
   }];
   let options = [

@@ -3,6 +3,8 @@
 #include "runtime/Executor.h"
 
 #include <cblas.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,7 +28,7 @@ void *Executor::address(const BufferRef &ref,
   if (ref.where == BufferRef::Where::Arg)
     return args[ref.index];
   if (ref.where == BufferRef::Where::Heap)
-    return const_cast<char *>(heap[ref.index].data());
+    return const_cast<char *>(dynamicArena.data()) + heapOffsets[ref.index];
   return static_cast<char *>(arena) + ref.index;
 }
 
@@ -89,20 +91,7 @@ std::string Executor::run(const std::vector<void *> &args,
     sizeValues.push_back(
         nestedChunkRange(size.globalSize, splits, indices).size);
   }
-  heap.resize(schedule.numHeapBuffers);
-  auto sizeHeap = [&](const BufferRef &ref) {
-    if (ref.where != BufferRef::Where::Heap)
-      return;
-    size_t bytes =
-        static_cast<size_t>(numElements(resolve(ref))) * elemSize(ref.type);
-    if (heap[ref.index].size() < bytes)
-      heap[ref.index].resize(bytes);
-  };
-  for (const Step &step : schedule.steps)
-    for (const BufferRef &ref : step.operands)
-      sizeHeap(ref);
-  for (const BufferRef &ref : schedule.resultRefs)
-    sizeHeap(ref);
+  planDynamicBuffers();
   prepareKernelCalls(args);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];
@@ -207,6 +196,59 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
   default:
     return std::string("GEMM on ") + elemTypeName(type) + " is not supported";
   }
+}
+
+void Executor::planDynamicBuffers() {
+  // The rank's sizes are known now: place the runtime-sized buffers in one
+  // region by the same liveness rule as the compiler's arena (first fit,
+  // largest first; results live to the end).
+  size_t n = static_cast<size_t>(schedule.numHeapBuffers);
+  std::vector<int64_t> bytes(n, 0), first(n, -1), last(n, -1);
+  auto use = [&](const BufferRef &ref, int64_t at) {
+    if (ref.where != BufferRef::Where::Heap)
+      return;
+    size_t id = static_cast<size_t>(ref.index);
+    bytes[id] = std::max<int64_t>(bytes[id],
+                                  numElements(resolve(ref)) *
+                                      static_cast<int64_t>(elemSize(ref.type)));
+    if (first[id] < 0)
+      first[id] = at;
+    last[id] = std::max(last[id], at);
+  };
+  int64_t end = static_cast<int64_t>(schedule.steps.size());
+  for (int64_t i = 0; i < end; ++i)
+    for (const BufferRef &ref : schedule.steps[i].operands)
+      use(ref, i);
+  for (const BufferRef &ref : schedule.resultRefs)
+    use(ref, end);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  heapOffsets.assign(n, 0);
+  std::vector<size_t> placed;
+  int64_t total = 0;
+  for (size_t id : order) {
+    std::vector<std::pair<int64_t, int64_t>> taken;
+    for (size_t p : placed)
+      if (first[p] <= last[id] && first[id] <= last[p])
+        taken.push_back({heapOffsets[p], heapOffsets[p] + bytes[p]});
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (auto [lo, hi] : taken) {
+      if (offset + bytes[id] <= lo)
+        break;
+      const int64_t align = static_cast<int64_t>(kArenaAlignment);
+      int64_t aligned = (hi + align - 1) / align * align;
+      offset = std::max(offset, aligned);
+    }
+    heapOffsets[id] = offset;
+    total = std::max(total, offset + bytes[id]);
+    placed.push_back(id);
+  }
+  if (dynamicArena.size() < static_cast<size_t>(total))
+    dynamicArena.resize(static_cast<size_t>(total));
 }
 
 void Executor::prepareKernelCalls(const std::vector<void *> &args) {

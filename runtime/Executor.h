@@ -50,6 +50,8 @@ private:
   /// The shape of `ref` on this rank in the current run.
   Shape resolve(const BufferRef &ref) const;
   std::string runStep(size_t index, const std::vector<void *> &args);
+  /// Places the runtime-sized buffers for this run's sizes.
+  void planDynamicBuffers();
   /// Builds the memref descriptors of every kernel call once per run.
   void prepareKernelCalls(const std::vector<void *> &args);
 
@@ -58,8 +60,10 @@ private:
   Collectives *comm;
   void *arena = nullptr;
   std::vector<Shape> argShapes;
-  std::vector<int64_t> sizeValues;     // Schedule::sizes on this rank
-  std::vector<std::vector<char>> heap; // dynamic buffers
+  std::vector<int64_t> sizeValues; // Schedule::sizes on this rank
+  /// Runtime-sized buffers: one region, offsets by liveness (per run).
+  std::vector<char> dynamicArena;
+  std::vector<int64_t> heapOffsets;
   struct KernelCall {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers, packed;
