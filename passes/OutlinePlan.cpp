@@ -80,6 +80,18 @@ bool isContiguousReshape(Operation *op) {
          result.hasStaticShape();
 }
 
+/// A memref.cast between identity layouts (static <-> dynamic dims): the
+/// same buffer, so a view.
+bool isPlainCast(Operation *op) {
+  auto cast = dyn_cast<memref::CastOp>(op);
+  if (!cast)
+    return false;
+  auto source = dyn_cast<MemRefType>(cast.getSource().getType());
+  auto result = dyn_cast<MemRefType>(cast.getType());
+  return source && result && source.getLayout().isIdentity() &&
+         result.getLayout().isIdentity();
+}
+
 /// A view a step cannot take as a plain buffer (a slice, a transpose, a
 /// reshape of a strided view): it moves into the kernels that use it, which
 /// then take the viewed buffer.
@@ -157,7 +169,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
               spmd::PlanShardOp, spmd::PlanChunkSizeOp>(op) ||
           // Reshapes of contiguous buffers are views (no step).
-          isContiguousReshape(op) || isKernelView(op) ||
+          isContiguousReshape(op) || isKernelView(op) || isPlainCast(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the
           // runtime from mesh coordinates); matched by name until that op
           // is in the dialect.

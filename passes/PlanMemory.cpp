@@ -88,7 +88,8 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
           if (user->getBlock() != &body)
             return user->emitOpError()
                    << "uses a plan buffer in a nested region";
-          if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user))
+          if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                  memref::CastOp>(user))
             values.push_back(user->getResult(0));
           // Results stay live to the end: the runtime reads them afterwards.
           interval.last = std::max(

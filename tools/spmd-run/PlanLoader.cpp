@@ -208,6 +208,10 @@ struct ScheduleBuilder {
   }
 
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
+    // A cast between identity layouts is the same buffer (its sizes are
+    // the source's, known at run time).
+    if (auto castOp = value.getDefiningOp<memref::CastOp>())
+      return ref(user, castOp.getSource());
     // A reshape is the same buffer under another (static) shape.
     if (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
             value.getDefiningOp())) {
@@ -311,7 +315,7 @@ struct ScheduleBuilder {
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
       if (isa<PlanBufferOp, PlanChunkSizeOp, memref::DimOp,
-              memref::ExpandShapeOp, memref::CollapseShapeOp,
+              memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
               arith::ConstantOp>(op) ||
           isLocalSize(&op))
         continue;
