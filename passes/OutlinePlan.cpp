@@ -167,7 +167,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanBufferOp, spmd::PlanKernelOp, spmd::PlanGemmOp,
               spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
-              spmd::PlanShardOp, spmd::PlanChunkSizeOp>(op) ||
+              spmd::PlanShardOp, spmd::PlanChunkSizeOp,
+              spmd::PlanPartialFromReplicatedOp>(op) ||
           // Reshapes of contiguous buffers are views (no step).
           isContiguousReshape(op) || isKernelView(op) || isPlainCast(op) ||
           // Rank-dependent sizes from spmd-partition (evaluated by the

@@ -310,6 +310,20 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
             shapes[1], Shape(box.size(), 0), box, elemSize(ops[0].type));
     return "";
   }
+  case StepKind::PartialFromReplicated: {
+    // Local: a sum's term is the value on group index 0 and zero elsewhere;
+    // avg/max/min terms are the value itself.
+    int64_t device = comm ? comm->device() : 0;
+    size_t bytes =
+        static_cast<size_t>(numElements(shapes[0])) * elemSize(ops[0].type);
+    void *out = address(ops[1], args);
+    if (step.reduce == ReduceKind::Sum &&
+        schedule.mesh.groupIndex(device, step.axes) != 0)
+      std::memset(out, 0, bytes);
+    else if (out != address(ops[0], args))
+      std::memmove(out, address(ops[0], args), bytes);
+    return "";
+  }
   default:
     break;
   }

@@ -199,6 +199,8 @@ const char *plan::stepKindName(StepKind kind) {
     return "all_to_all";
   case StepKind::Shard:
     return "shard";
+  case StepKind::PartialFromReplicated:
+    return "partial_from_replicated";
   }
   return "?";
 }
@@ -323,7 +325,8 @@ std::string Schedule::str() const {
   std::map<std::string, std::pair<int64_t, int64_t>> totals;
   for (const Step &step : steps) {
     if (step.kind == StepKind::Kernel || step.kind == StepKind::Gemm ||
-        step.kind == StepKind::Copy || step.kind == StepKind::Shard)
+        step.kind == StepKind::Copy || step.kind == StepKind::Shard ||
+        step.kind == StepKind::PartialFromReplicated)
       continue;
     std::string key = std::string(stepKindName(step.kind)) + " on [";
     for (size_t i = 0; i < step.axes.size(); ++i)

@@ -78,7 +78,8 @@ enum class StepKind : uint8_t {
   AllReduce,
   ReduceScatter,
   AllToAll,
-  Shard
+  Shard,
+  PartialFromReplicated
 };
 const char *stepKindName(StepKind kind);
 

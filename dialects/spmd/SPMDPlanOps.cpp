@@ -197,6 +197,7 @@ PLAN_COLLECTIVE_COMMON(PlanAllReduceOp)
 PLAN_COLLECTIVE_COMMON(PlanReduceScatterOp)
 PLAN_COLLECTIVE_COMMON(PlanAllToAllOp)
 PLAN_COLLECTIVE_COMMON(PlanShardOp)
+PLAN_COLLECTIVE_COMMON(PlanPartialFromReplicatedOp)
 
 LogicalResult PlanAllGatherOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
@@ -219,6 +220,16 @@ LogicalResult PlanAllToAllOp::verifySymbolUses(SymbolTableCollection &t) {
       *this, getMeshAttr(), getMeshAxes(), getInput(), getOutput(),
       {getSplitDimAttr().getInt(), getConcatDimAttr().getInt()}, t);
 }
+LogicalResult
+PlanPartialFromReplicatedOp::verifySymbolUses(SymbolTableCollection &t) {
+  if (failed(verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
+                             getOutput(), {}, t)))
+    return failure();
+  if (getInput().getType() != getOutput().getType())
+    return emitOpError() << "needs input and output of one type";
+  return success();
+}
+
 LogicalResult PlanShardOp::verifySymbolUses(SymbolTableCollection &t) {
   return verifyPlanGroup(*this, getMeshAttr(), getMeshAxes(), getInput(),
                          getOutput(), {getDimAttr().getInt()}, t);

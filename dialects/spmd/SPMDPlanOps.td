@@ -184,4 +184,24 @@ def SPMD_PlanShardOp : SPMD_PlanCollectiveOp<"plan_shard"> {
   }];
 }
 
+def SPMD_PlanPartialFromReplicatedOp
+    : SPMD_PlanCollectiveOp<"plan_partial_from_replicated"> {
+  let summary = "spmd.partial_from_replicated on buffers (local, no communication)";
+  let description = [{
+    For `sum` the member with group index 0 copies the input and every other
+    member writes zeros; for `avg`, `max` and `min` every member copies it.
+    The output may be the input.
+
+    ```mlir
+    spmd.plan_partial_from_replicated %x, %x on @mesh ["tp"] sum : memref<8xf32>, memref<8xf32>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
+                       FlatSymbolRefAttr:$mesh, StrArrayAttr:$mesh_axes,
+                       SPMD_ReductionKind:$kind);
+  let assemblyFormat = [{
+    $input `,` $output `on` $mesh $mesh_axes $kind attr-dict `:` type($input) `,` type($output)
+  }];
+}
+
 #endif // SPMD_PLAN_OPS_TD

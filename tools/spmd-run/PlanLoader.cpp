@@ -371,6 +371,10 @@ struct ScheduleBuilder {
         step.dim1 = c.getConcatDim();
         if (failed(collective(c, plan::StepKind::AllToAll, step)))
           return failure();
+      } else if (auto c = dyn_cast<PlanPartialFromReplicatedOp>(op)) {
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::PartialFromReplicated, step)))
+          return failure();
       } else if (auto c = dyn_cast<PlanShardOp>(op)) {
         step.dim0 = c.getDim();
         if (failed(collective(c, plan::StepKind::Shard, step)))

@@ -163,3 +163,12 @@ module attributes {spmd.plan_arena_bytes = 1 : i64} {
 // expected-error @+1 {{unknown spmd attribute 'spmd.plan_bogus'}}
 module attributes {spmd.plan_bogus = 1 : i64} {
 }
+
+// -----
+
+spmd.mesh @m ["x"=2]
+func.func @f(%a: memref<4xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'spmd.plan_partial_from_replicated' op needs input and output of one type}}
+  spmd.plan_partial_from_replicated %a, %b on @m ["x"] sum : memref<4xf32>, memref<8xf32>
+  return
+}

@@ -32,6 +32,8 @@ module attributes {spmd.plan_version = 1 : i64} {
     spmd.plan_all_to_all %c, %t on @mesh ["tp"] split 1 concat 0 : memref<8x16xf32>, memref<32x4xf32>
     // CHECK: spmd.plan_shard %[[C]], %{{.*}} on @mesh ["dp", "tp"] dim 0
     spmd.plan_shard %c, %s on @mesh ["dp", "tp"] dim 0 : memref<8x16xf32>, memref<2x16xf32>
+    // CHECK: spmd.plan_partial_from_replicated %[[C]], %[[C]] on @mesh ["tp"] sum
+    spmd.plan_partial_from_replicated %c, %c on @mesh ["tp"] sum : memref<8x16xf32>, memref<8x16xf32>
     // CHECK: spmd.plan_chunk_size @mesh ["dp", "tp"] of 13 : index
     %k = spmd.plan_chunk_size @mesh ["dp", "tp"] of 13 : index
     // CHECK: spmd.plan_copy %[[C]], %[[C]]
