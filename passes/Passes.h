@@ -15,6 +15,10 @@ namespace spmd {
 
 /// Registers the named pipelines (passes/Pipelines.cpp).
 void registerSPMDPipelines();
+/// spmd-compile: local program -> plan (fusion, bufferization, outlining,
+/// memory plan).
+void buildCompilePipeline(mlir::OpPassManager &pm);
+void registerCompilePipeline();
 
 /// Registers every pass and pipeline of the project.
 void registerAllSPMDPasses();

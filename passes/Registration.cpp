@@ -5,4 +5,5 @@
 void spmd::registerAllSPMDPasses() {
   registerSPMDPasses();
   registerSPMDPipelines();
+  registerCompilePipeline();
 }

@@ -1,6 +1,7 @@
 //===- SPMDDialect.cpp - spmd dialect -------------------------------------===//
 
 #include "dialects/spmd/SPMDOps.h"
+#include "dialects/spmd/SPMDPlanOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -16,6 +17,10 @@ void SPMDDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/spmd/SPMDOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/spmd/SPMDPlanOps.cpp.inc"
       >();
 }
 
@@ -67,12 +72,17 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
                                  SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor)
-      return anchor->emitError()
-             << "layout " << layout << " on " << what
-             << " needs a ranked tensor, but it has type " << type;
-    rank = tensor.getRank();
+    // Plans keep the layouts of entry arguments/results on their buffers.
+    if (auto buffer = dyn_cast<MemRefType>(type)) {
+      rank = buffer.getRank();
+    } else {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor)
+        return anchor->emitError()
+               << "layout " << layout << " on " << what
+               << " needs a ranked tensor, but it has type " << type;
+      rank = tensor.getRank();
+    }
   }
   MeshOp mesh = lookupMesh(anchor, layout.getMesh(), symbolTable);
   if (!mesh)
@@ -148,6 +158,8 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   // `spmd.layout` on an op gives the layout of each of its results: one
   // #spmd.layout for a single result, or an array with one per result.
+  if (attr.getName().getValue().starts_with("spmd.plan_"))
+    return verifyPlanAttribute(op, attr);
   if (attr.getName() != kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '"
                            << attr.getName().getValue() << "'";

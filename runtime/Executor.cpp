@@ -1,0 +1,350 @@
+//===- Executor.cpp - Runs a plan schedule for one rank -------------------===//
+
+#include "runtime/Executor.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace spmd;
+using namespace spmd::plan;
+
+static constexpr size_t kArenaAlignment = 64;
+
+Executor::Executor(const Schedule &schedule, std::vector<KernelFn> kernels,
+                   Collectives *comm)
+    : schedule(schedule), kernels(std::move(kernels)), comm(comm) {
+  size_t bytes = static_cast<size_t>(schedule.arenaBytes);
+  bytes = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  arena = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+}
+
+Executor::~Executor() { std::free(arena); }
+
+void *Executor::address(const BufferRef &ref,
+                        const std::vector<void *> &args) const {
+  if (ref.where == BufferRef::Where::Arg)
+    return args[ref.index];
+  if (ref.where == BufferRef::Where::Heap)
+    return const_cast<char *>(dynamicArena.data()) + heapOffsets[ref.index];
+  return static_cast<char *>(arena) + ref.index;
+}
+
+Shape Executor::resolve(const BufferRef &ref) const {
+  // An argument under its own (maybe dynamic) type, or a static view of it.
+  if (ref.where == BufferRef::Where::Arg && !ref.isStatic())
+    return argShapes[ref.index];
+  Shape shape = ref.shape;
+  size_t slot = 0;
+  for (int64_t &d : shape)
+    if (d < 0)
+      d = sizeValues[ref.sizeSlots[slot++]];
+  return shape;
+}
+
+const void *Executor::result(size_t i, const std::vector<void *> &args) const {
+  return address(schedule.resultRefs[i], args);
+}
+
+std::string Executor::run(const std::vector<void *> &args,
+                          const std::vector<Shape> &shapes) {
+  if (args.size() != schedule.args.size())
+    return "schedule " + schedule.name + " takes " +
+           std::to_string(schedule.args.size()) + " arguments, got " +
+           std::to_string(args.size());
+  // This rank's sizes: argument shapes, then the dynamic sizes and heap
+  // buffers that follow from them.
+  argShapes.clear();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Shape &declared = schedule.args[i].localShape;
+    Shape actual = shapes.empty() ? declared : shapes[i];
+    bool ok = actual.size() == declared.size();
+    for (size_t d = 0; ok && d < declared.size(); ++d)
+      ok = actual[d] >= 0 && (declared[d] < 0 || declared[d] == actual[d]);
+    if (!ok)
+      return "argument " + std::to_string(i) + " has shape " +
+             shapeStr(actual) + ", which does not fit its type";
+    argShapes.push_back(actual);
+  }
+  sizeValues.clear();
+  std::vector<int64_t> coords = schedule.mesh.coords(comm ? comm->device() : 0);
+  for (const SizeSource &size : schedule.sizes) {
+    if (size.kind == SizeSource::Kind::ArgDim) {
+      sizeValues.push_back(argShapes[size.arg][size.dim]);
+      continue;
+    }
+    if (size.kind == SizeSource::Kind::GroupChunk) {
+      int64_t device = comm ? comm->device() : 0;
+      sizeValues.push_back(
+          chunkRange(size.globalSize, schedule.mesh.groupSize(size.axes),
+                     schedule.mesh.groupIndex(device, size.axes))
+              .size);
+      continue;
+    }
+    std::vector<int64_t> splits, indices;
+    for (int64_t axis : size.axes) {
+      splits.push_back(schedule.mesh.axisSizes[axis]);
+      indices.push_back(coords[axis]);
+    }
+    sizeValues.push_back(
+        nestedChunkRange(size.globalSize, splits, indices).size);
+  }
+  planDynamicBuffers();
+  prepareKernelCalls(args);
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (static_cast<int64_t>(i) == failStep) {
+      failStep = -1;
+      return "step " + std::to_string(i) + ": injected fault";
+    }
+    if (std::string err = runStep(i, args); !err.empty())
+      return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
+             (step.kind == StepKind::Kernel
+                  ? " " + schedule.kernels[step.kernel]
+                  : std::string()) +
+             "): " + err;
+  }
+  return "";
+}
+
+namespace {
+/// A memref descriptor of any rank: {allocated, aligned, offset, sizes,
+/// strides}, all 64-bit words.
+std::vector<int64_t> descriptor(void *data, const Shape &shape) {
+  size_t rank = shape.size();
+  std::vector<int64_t> words(3 + 2 * rank, 0);
+  auto ptr = reinterpret_cast<int64_t>(data);
+  words[0] = words[1] = ptr;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    words[3 + d] = shape[d];
+    words[3 + rank + d] = stride;
+    stride *= shape[d];
+  }
+  return words;
+}
+
+/// f16/bf16 blocks widened to f32 for BLAS.
+std::vector<float> widen(const void *data, ElemType type, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<float>(loadElement(data, type, i));
+  return out;
+}
+} // namespace
+
+std::string plan::runGemm(const Step &step, const void *a, const void *b,
+                          void *c) {
+  return runGemm(step, step.operands[0].shape, step.operands[1].shape,
+                 step.operands[2].shape, a, b, c);
+}
+
+std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
+                          const Shape &cs, const void *a, const void *b,
+                          void *c) {
+  ElemType type = step.operands[2].type;
+  size_t o = cs.size() - 2;
+  int64_t batch = cs.size() == 3 ? cs[0] : 1;
+  int64_t m = cs[o], n = cs[o + 1];
+  int64_t k = step.transposeA ? as[o] : as[o + 1];
+  int64_t lda = as[o + 1], ldb = bs[o + 1], ldc = n;
+  int64_t aStride = as[o] * as[o + 1], bStride = bs[o] * bs[o + 1],
+          cStride = m * n;
+  CBLAS_TRANSPOSE ta = step.transposeA ? CblasTrans : CblasNoTrans;
+  CBLAS_TRANSPOSE tb = step.transposeB ? CblasTrans : CblasNoTrans;
+  if (m == 0 || n == 0)
+    return "";
+  if (k == 0) { // nothing to add; beta 0 still clears C
+    if (step.beta == 0)
+      std::memset(c, 0, static_cast<size_t>(batch * cStride) * elemSize(type));
+    return "";
+  }
+  double beta = static_cast<double>(step.beta);
+  switch (type) {
+  case ElemType::F32:
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
+                  static_cast<const float *>(a) + i * aStride, lda,
+                  static_cast<const float *>(b) + i * bStride, ldb,
+                  static_cast<float>(beta),
+                  static_cast<float *>(c) + i * cStride, ldc);
+    return "";
+  case ElemType::F64:
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0,
+                  static_cast<const double *>(a) + i * aStride, lda,
+                  static_cast<const double *>(b) + i * bStride, ldb, beta,
+                  static_cast<double *>(c) + i * cStride, ldc);
+    return "";
+  case ElemType::F16:
+  case ElemType::BF16: {
+    // No 16-bit BLAS on the CPU: compute in f32, round once at the end.
+    std::vector<float> fa = widen(a, type, batch * aStride);
+    std::vector<float> fb = widen(b, type, batch * bStride);
+    std::vector<float> fc = step.beta ? widen(c, type, batch * cStride)
+                                      : std::vector<float>(batch * cStride);
+    for (int64_t i = 0; i < batch; ++i)
+      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, fa.data() + i * aStride,
+                  lda, fb.data() + i * bStride, ldb, static_cast<float>(beta),
+                  fc.data() + i * cStride, ldc);
+    for (int64_t i = 0; i < batch * cStride; ++i)
+      storeElement(c, type, i, fc[i]);
+    return "";
+  }
+  default:
+    return std::string("GEMM on ") + elemTypeName(type) + " is not supported";
+  }
+}
+
+void Executor::planDynamicBuffers() {
+  // The rank's sizes are known now: place the runtime-sized buffers in one
+  // region by the same liveness rule as the compiler's arena (first fit,
+  // largest first; results live to the end).
+  size_t n = static_cast<size_t>(schedule.numHeapBuffers);
+  std::vector<int64_t> bytes(n, 0), first(n, -1), last(n, -1);
+  auto use = [&](const BufferRef &ref, int64_t at) {
+    if (ref.where != BufferRef::Where::Heap)
+      return;
+    size_t id = static_cast<size_t>(ref.index);
+    bytes[id] = std::max<int64_t>(bytes[id],
+                                  numElements(resolve(ref)) *
+                                      static_cast<int64_t>(elemSize(ref.type)));
+    if (first[id] < 0)
+      first[id] = at;
+    last[id] = std::max(last[id], at);
+  };
+  int64_t end = static_cast<int64_t>(schedule.steps.size());
+  for (int64_t i = 0; i < end; ++i)
+    for (const BufferRef &ref : schedule.steps[i].operands)
+      use(ref, i);
+  for (const BufferRef &ref : schedule.resultRefs)
+    use(ref, end);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  heapOffsets.assign(n, 0);
+  std::vector<size_t> placed;
+  int64_t total = 0;
+  for (size_t id : order) {
+    std::vector<std::pair<int64_t, int64_t>> taken;
+    for (size_t p : placed)
+      if (first[p] <= last[id] && first[id] <= last[p])
+        taken.push_back({heapOffsets[p], heapOffsets[p] + bytes[p]});
+    std::sort(taken.begin(), taken.end());
+    int64_t offset = 0;
+    for (auto [lo, hi] : taken) {
+      if (offset + bytes[id] <= lo)
+        break;
+      const int64_t align = static_cast<int64_t>(kArenaAlignment);
+      int64_t aligned = (hi + align - 1) / align * align;
+      offset = std::max(offset, aligned);
+    }
+    heapOffsets[id] = offset;
+    total = std::max(total, offset + bytes[id]);
+    placed.push_back(id);
+  }
+  if (dynamicArena.size() < static_cast<size_t>(total))
+    dynamicArena.resize(static_cast<size_t>(total));
+}
+
+void Executor::prepareKernelCalls(const std::vector<void *> &args) {
+  calls.resize(schedule.steps.size());
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.kind != StepKind::Kernel)
+      continue;
+    KernelCall &call = calls[i];
+    size_t n = step.operands.size();
+    call.descriptors.resize(n);
+    call.pointers.resize(n);
+    call.packed.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      const BufferRef &ref = step.operands[k];
+      call.descriptors[k] = descriptor(address(ref, args), resolve(ref));
+      call.pointers[k] = call.descriptors[k].data();
+      call.packed[k] = &call.pointers[k];
+    }
+  }
+}
+
+std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
+  const Step &step = schedule.steps[index];
+  if (step.kind == StepKind::Kernel) {
+    kernels[step.kernel](calls[index].packed.data());
+    return "";
+  }
+  const std::vector<BufferRef> &ops = step.operands;
+  std::vector<Shape> shapes;
+  for (const BufferRef &ref : ops)
+    shapes.push_back(resolve(ref));
+  switch (step.kind) {
+  case StepKind::Gemm:
+    return runGemm(step, shapes[0], shapes[1], shapes[2], address(ops[0], args),
+                   address(ops[1], args), address(ops[2], args));
+  case StepKind::Copy:
+    if (shapes[0] != shapes[1])
+      return "copies " + shapeStr(shapes[0]) + " into " + shapeStr(shapes[1]);
+    if (address(ops[0], args) != address(ops[1], args))
+      std::memmove(address(ops[1], args), address(ops[0], args),
+                   static_cast<size_t>(numElements(shapes[0])) *
+                       elemSize(ops[0].type));
+    return "";
+  case StepKind::Shard: {
+    // Local: this member's torch.chunk along dim; no communication.
+    const Mesh &mesh = schedule.mesh;
+    int64_t device = comm ? comm->device() : 0;
+    int64_t k = mesh.groupSize(step.axes);
+    int64_t index = mesh.groupIndex(device, step.axes);
+    Range r = chunkRange(shapes[0][step.dim0], k, index);
+    Shape from(shapes[0].size(), 0), box = shapes[0];
+    from[step.dim0] = r.offset;
+    box[step.dim0] = r.size;
+    if (box != shapes[1])
+      return "chunk " + shapeStr(box) + " does not fit output " +
+             shapeStr(shapes[1]);
+    copyBox(address(ops[0], args), shapes[0], from, address(ops[1], args),
+            shapes[1], Shape(box.size(), 0), box, elemSize(ops[0].type));
+    return "";
+  }
+  case StepKind::PartialFromReplicated: {
+    // Local: a sum's term is the value on group index 0 and zero elsewhere;
+    // avg/max/min terms are the value itself.
+    int64_t device = comm ? comm->device() : 0;
+    size_t bytes =
+        static_cast<size_t>(numElements(shapes[0])) * elemSize(ops[0].type);
+    void *out = address(ops[1], args);
+    if (step.reduce == ReduceKind::Sum &&
+        schedule.mesh.groupIndex(device, step.axes) != 0)
+      std::memset(out, 0, bytes);
+    else if (out != address(ops[0], args))
+      std::memmove(out, address(ops[0], args), bytes);
+    return "";
+  }
+  default:
+    break;
+  }
+  if (!comm)
+    return "a collective needs a communicator";
+  const void *in = address(ops[0], args);
+  void *out = address(ops[1], args);
+  switch (step.kind) {
+  case StepKind::AllGather:
+    return comm->allGather(in, shapes[0], out, shapes[1], ops[0].type,
+                           step.axes, step.dim0);
+  case StepKind::AllReduce:
+    return comm->allReduce(in, shapes[0], out, ops[0].type, step.axes,
+                           step.reduce);
+  case StepKind::ReduceScatter:
+    return comm->reduceScatter(in, shapes[0], out, shapes[1], ops[0].type,
+                               step.axes, step.dim0, step.reduce);
+  case StepKind::AllToAll:
+    return comm->allToAll(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
+                          step.dim0, step.dim1);
+  default:
+    return "unknown step";
+  }
+}

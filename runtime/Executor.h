@@ -1,0 +1,83 @@
+//===- Executor.h - Runs a plan schedule for one rank -----------*- C++ -*-===//
+//
+// Runs the steps of a Schedule in order on one rank: kernels are native
+// functions (the MLIR ExecutionEngine's packed C interface: one void* per
+// argument, each pointing at a pointer to a memref descriptor), GEMMs go to
+// BLAS (f16/bf16 computed in f32), collectives to a Collectives, copies to
+// memcpy. The arena is allocated once and reused across runs; buffers with
+// rank-dependent dims are sized at the start of each run from the rank's
+// argument shapes and mesh coordinates (Schedule::sizes).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_EXECUTOR_H
+#define SPMD_RUNTIME_EXECUTOR_H
+
+#include "runtime/Collectives.h"
+#include "runtime/Plan.h"
+
+#include <memory>
+
+namespace spmd::plan {
+
+/// A kernel entry point: `args[i]` points at a pointer to argument i's
+/// memref descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}.
+using KernelFn = void (*)(void **args);
+
+class Executor {
+public:
+  /// `kernels[i]` runs Schedule::kernels[i]. `comm` may be null when the
+  /// schedule has no collective.
+  Executor(const Schedule &schedule, std::vector<KernelFn> kernels,
+           Collectives *comm);
+  ~Executor();
+
+  /// Runs every step once. `args[i]` holds argument i's local block (it may
+  /// be written: a step may update an argument in place) of shape
+  /// `argShapes[i]` (may be omitted when no argument has a dynamic dim).
+  /// Returns an error message naming the step, or "".
+  std::string run(const std::vector<void *> &args,
+                  const std::vector<Shape> &argShapes = {});
+  /// Result i's data and shape after run() (in the arena, a heap buffer or
+  /// an argument).
+  const void *result(size_t i, const std::vector<void *> &args) const;
+  Shape resultShape(size_t i) const { return resolve(schedule.resultRefs[i]); }
+  /// Fault injection for tests: the next run fails before step `step`.
+  void failBeforeStep(int64_t step) { failStep = step; }
+
+private:
+  void *address(const BufferRef &ref, const std::vector<void *> &args) const;
+  /// The shape of `ref` on this rank in the current run.
+  Shape resolve(const BufferRef &ref) const;
+  std::string runStep(size_t index, const std::vector<void *> &args);
+  /// Places the runtime-sized buffers for this run's sizes.
+  void planDynamicBuffers();
+  /// Builds the memref descriptors of every kernel call once per run.
+  void prepareKernelCalls(const std::vector<void *> &args);
+
+  const Schedule &schedule;
+  std::vector<KernelFn> kernels;
+  Collectives *comm;
+  void *arena = nullptr;
+  std::vector<Shape> argShapes;
+  std::vector<int64_t> sizeValues; // Schedule::sizes on this rank
+  /// Runtime-sized buffers: one region, offsets by liveness (per run).
+  std::vector<char> dynamicArena;
+  std::vector<int64_t> heapOffsets;
+  struct KernelCall {
+    std::vector<std::vector<int64_t>> descriptors;
+    std::vector<void *> pointers, packed;
+  };
+  std::vector<KernelCall> calls; // by step index
+  int64_t failStep = -1;
+};
+
+/// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes
+/// (see Step); the second form takes the shapes from the step.
+std::string runGemm(const Step &step, const Shape &as, const Shape &bs,
+                    const Shape &cs, const void *a, const void *b, void *c);
+std::string runGemm(const Step &step, const void *a, const void *b, void *c);
+
+} // namespace spmd::plan
+
+#endif // SPMD_RUNTIME_EXECUTOR_H

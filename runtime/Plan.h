@@ -1,0 +1,129 @@
+//===- Plan.h - Plan model executed by the runtime --------------*- C++ -*-===//
+//
+// The runtime's view of a compiled plan (no MLIR): the buffers of one
+// schedule (entry arguments, or fixed offsets of one arena from the static
+// memory plan), and its steps in the order every rank runs them: kernel
+// calls, GEMMs, collectives and copies. tools/spmd-run builds it from the
+// `spmd.plan_*` ops of a plan file (dialects/spmd/SPMDPlanOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_PLAN_H
+#define SPMD_RUNTIME_PLAN_H
+
+#include "runtime/Layout.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace spmd::plan {
+
+/// Element types of plan buffers.
+enum class ElemType : uint8_t { F32, F64, F16, BF16, I32, I64, I8 };
+size_t elemSize(ElemType type);
+const char *elemTypeName(ElemType type);
+bool isFloatType(ElemType type);
+
+/// Element `i` of a buffer as a double, and the reverse (f16/bf16 round to
+/// nearest even). For I/O, checks and the slow paths, not hot loops.
+double loadElement(const void *data, ElemType type, int64_t i);
+void storeElement(void *data, ElemType type, int64_t i, double value);
+
+using Shape = std::vector<int64_t>;
+int64_t numElements(const Shape &shape);
+std::string shapeStr(const Shape &shape);
+
+/// A buffer a step reads or writes: an entry argument, an arena slice, or a
+/// buffer with rank-dependent (dynamic) dims that the executor allocates at
+/// its rank's size, outside the arena.
+struct BufferRef {
+  enum class Where : uint8_t { Arg, Arena, Heap };
+  Where where = Where::Arena;
+  int64_t index = 0; // argument number, arena byte offset, or heap buffer id
+  ElemType type = ElemType::F32;
+  Shape shape; // -1 on a dynamic dim
+  /// For each dynamic dim of a Heap buffer: its index in Schedule::sizes.
+  std::vector<int64_t> sizeSlots;
+  bool isStatic() const;
+  /// Bytes of a static buffer.
+  int64_t bytes() const {
+    return numElements(shape) * static_cast<int64_t>(elemSize(type));
+  }
+};
+
+/// Where a dynamic size comes from: a dim of an entry argument (the run
+/// gives each rank's argument shapes), or this rank's torch.chunk size of a
+/// global dim sharded over mesh axes, nested in the order listed (what
+/// spmd-partition's `spmd.local_size` computes).
+struct SizeSource {
+  /// LocalChunk nests the chunking over `axes` (spmd.local_size);
+  /// GroupChunk splits once over the whole group (spmd.plan_chunk_size, as
+  /// collectives split).
+  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk };
+  Kind kind = Kind::ArgDim;
+  int64_t arg = 0;
+  int64_t dim = 0;
+  int64_t globalSize = 0;
+  std::vector<int64_t> axes;
+};
+
+enum class StepKind : uint8_t {
+  Kernel,
+  Gemm,
+  Copy,
+  AllGather,
+  AllReduce,
+  ReduceScatter,
+  AllToAll,
+  Shard,
+  PartialFromReplicated
+};
+const char *stepKindName(StepKind kind);
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  /// Kernel: the callee's index in Schedule::kernels; its arguments.
+  int64_t kernel = -1;
+  std::vector<BufferRef>
+      operands; // Kernel: all; Gemm: A, B, C; others: in, out
+  /// Gemm.
+  bool transposeA = false, transposeB = false;
+  int64_t beta = 1;
+  /// Collectives: mesh axis indices, dims and reduction.
+  std::vector<int64_t> axes;
+  int64_t dim0 = -1, dim1 = -1; // gather/scatter/shard dim or split; concat
+  ReduceKind reduce = ReduceKind::Sum;
+};
+
+/// A tensor crossing the entry's boundary: local type and global layout.
+struct TensorInfo {
+  ElemType type = ElemType::F32;
+  Shape localShape;
+  std::optional<Layout> layout; // absent: replicated
+};
+
+/// One entry of a plan.
+struct Schedule {
+  std::string name;
+  int64_t arenaBytes = 0;
+  Mesh mesh; // one device when the entry names no mesh
+  std::vector<TensorInfo> args, results;
+  std::vector<BufferRef> resultRefs; // where each result lives after a run
+  std::vector<SizeSource> sizes;     // dynamic sizes of heap buffers
+  int64_t numHeapBuffers = 0;
+  std::vector<std::string> kernels; // kernel function names
+  std::vector<Step> steps;
+
+  /// Checks every buffer lies inside the arena or matches its argument, and
+  /// step operands are consistent; returns an error message or "".
+  std::string validate() const;
+  /// One line per step, for --print-plan and tests.
+  std::string str() const;
+};
+
+} // namespace spmd::plan
+
+#endif // SPMD_RUNTIME_PLAN_H

@@ -1,0 +1,288 @@
+//===- PlanRuntimeTest.cpp - plan model, executor, collectives, npy ------===//
+
+#include "runtime/Collectives.h"
+#include "runtime/Executor.h"
+#include "runtime/PlanNpy.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <numeric>
+#include <thread>
+
+using namespace spmd;
+using namespace spmd::plan;
+
+namespace {
+std::vector<float> iota(int64_t n, float start = 0) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+/// Runs `fn(comm)` on every rank of `mesh` as threads.
+void runRanks(const Mesh &mesh,
+              const std::function<void(ThreadCollectives &)> &fn) {
+  auto world = ThreadCollectives::makeWorld(mesh);
+  std::vector<std::thread> threads;
+  for (int64_t d = 0; d < mesh.numDevices(); ++d)
+    threads.emplace_back([&, d] {
+      ThreadCollectives comm(world, d);
+      fn(comm);
+    });
+  for (std::thread &t : threads)
+    t.join();
+}
+} // namespace
+
+TEST(PlanRuntime, CopyBoxMovesASubBlock) {
+  std::vector<float> src = iota(12); // 3x4
+  std::vector<float> dst(6, -1);     // 2x3
+  copyBox(src.data(), {3, 4}, {1, 1}, dst.data(), {2, 3}, {0, 1}, {2, 2}, 4);
+  EXPECT_EQ(dst, (std::vector<float>{-1, 5, 6, -1, 9, 10}));
+}
+
+TEST(PlanRuntime, HalfAndBF16RoundTrip) {
+  std::vector<uint16_t> h(3), b(3);
+  for (int i = 0; i < 3; ++i) {
+    storeElement(h.data(), ElemType::F16, i, 0.5 * i - 1.0);
+    storeElement(b.data(), ElemType::BF16, i, 0.5 * i - 1.0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(loadElement(h.data(), ElemType::F16, i), 0.5 * i - 1.0);
+    EXPECT_EQ(loadElement(b.data(), ElemType::BF16, i), 0.5 * i - 1.0);
+  }
+  storeElement(h.data(), ElemType::F16, 0, 1.0 / 3.0);
+  EXPECT_NEAR(loadElement(h.data(), ElemType::F16, 0), 1.0 / 3.0, 1e-3);
+}
+
+TEST(PlanRuntime, GemmTransposesAndBeta) {
+  // C(2x3) = A^T(2x4) B^T(4x3): A is 4x2, B is 3x4.
+  std::vector<float> a = iota(8), b = iota(12, 1), c(6, 100);
+  Step step;
+  step.kind = StepKind::Gemm;
+  step.transposeA = step.transposeB = true;
+  step.beta = 0;
+  step.operands = {{BufferRef::Where::Arena, 0, ElemType::F32, {4, 2}},
+                   {BufferRef::Where::Arena, 0, ElemType::F32, {3, 4}},
+                   {BufferRef::Where::Arena, 0, ElemType::F32, {2, 3}}};
+  ASSERT_EQ(runGemm(step, a.data(), b.data(), c.data()), "");
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      float want = 0;
+      for (int k = 0; k < 4; ++k)
+        want += a[k * 2 + i] * b[j * 4 + k];
+      EXPECT_FLOAT_EQ(c[i * 3 + j], want) << i << "," << j;
+    }
+  // beta 1 accumulates, in bf16 through f32.
+  std::vector<uint16_t> ah(8), bh(12), ch(6);
+  for (int i = 0; i < 8; ++i)
+    storeElement(ah.data(), ElemType::BF16, i, a[i]);
+  for (int i = 0; i < 12; ++i)
+    storeElement(bh.data(), ElemType::BF16, i, b[i]);
+  for (int i = 0; i < 6; ++i)
+    storeElement(ch.data(), ElemType::BF16, i, 1.0);
+  step.beta = 1;
+  for (BufferRef &r : step.operands)
+    r.type = ElemType::BF16;
+  ASSERT_EQ(runGemm(step, ah.data(), bh.data(), ch.data()), "");
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NEAR(loadElement(ch.data(), ElemType::BF16, i), c[i] + 1,
+                (c[i] + 1) / 64);
+}
+
+TEST(PlanRuntime, ExecutorRunsStepsOnArenaAndArgs) {
+  // y = x @ w then copy y to a second buffer; the result lives in the arena.
+  Schedule s;
+  s.name = "f";
+  s.arenaBytes = 128;
+  s.mesh = Mesh{{"x"}, {1}};
+  s.args = {{ElemType::F32, {2, 2}, std::nullopt},
+            {ElemType::F32, {2, 2}, std::nullopt}};
+  BufferRef x{BufferRef::Where::Arg, 0, ElemType::F32, {2, 2}};
+  BufferRef w{BufferRef::Where::Arg, 1, ElemType::F32, {2, 2}};
+  BufferRef y{BufferRef::Where::Arena, 0, ElemType::F32, {2, 2}};
+  BufferRef z{BufferRef::Where::Arena, 64, ElemType::F32, {2, 2}};
+  Step gemm;
+  gemm.kind = StepKind::Gemm;
+  gemm.beta = 0;
+  gemm.operands = {x, w, y};
+  Step copy;
+  copy.kind = StepKind::Copy;
+  copy.operands = {y, z};
+  s.steps = {gemm, copy};
+  s.results = {{ElemType::F32, {2, 2}, std::nullopt}};
+  s.resultRefs = {z};
+  ASSERT_EQ(s.validate(), "");
+  Executor exec(s, {}, nullptr);
+  std::vector<float> xv{1, 2, 3, 4}, wv{1, 0, 0, 2};
+  std::vector<void *> args{xv.data(), wv.data()};
+  ASSERT_EQ(exec.run(args), "");
+  const auto *r = static_cast<const float *>(exec.result(0, args));
+  EXPECT_EQ(std::vector<float>(r, r + 4), (std::vector<float>{1, 4, 3, 8}));
+}
+
+TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
+  // out = shard(x) on 4 ranks where x has 5 elements: the output buffer's
+  // size is this rank's torch.chunk of 5 (2, 2, 1, 0), allocated at run time.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"tp"}, {4}};
+  s.args = {{ElemType::F32, {5}, std::nullopt}};
+  SizeSource chunk;
+  chunk.kind = SizeSource::Kind::LocalChunk;
+  chunk.globalSize = 5;
+  chunk.axes = {0};
+  s.sizes = {chunk};
+  s.numHeapBuffers = 1;
+  BufferRef x{BufferRef::Where::Arg, 0, ElemType::F32, {5}};
+  BufferRef out{BufferRef::Where::Heap, 0, ElemType::F32, {-1}, {0}};
+  Step shard;
+  shard.kind = StepKind::Shard;
+  shard.axes = {0};
+  shard.dim0 = 0;
+  shard.operands = {x, out};
+  s.steps = {shard};
+  s.results = {{ElemType::F32, {-1}, std::nullopt}};
+  s.resultRefs = {out};
+  ASSERT_EQ(s.validate(), "");
+  std::vector<Shape> shapes(4);
+  std::vector<std::vector<float>> values(4);
+  runRanks(s.mesh, [&](ThreadCollectives &comm) {
+    Executor exec(s, {}, &comm);
+    std::vector<float> xv = iota(5);
+    std::vector<void *> args{xv.data()};
+    ASSERT_EQ(exec.run(args, {{5}}), "");
+    shapes[comm.device()] = exec.resultShape(0);
+    const auto *r = static_cast<const float *>(exec.result(0, args));
+    values[comm.device()].assign(r, r + shapes[comm.device()][0]);
+  });
+  EXPECT_EQ(shapes, (std::vector<Shape>{{2}, {2}, {1}, {0}}));
+  EXPECT_EQ(values[1], (std::vector<float>{2, 3}));
+  EXPECT_EQ(values[2], (std::vector<float>{4}));
+}
+
+TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
+  Schedule s;
+  s.name = "f";
+  s.arenaBytes = 32;
+  Step copy;
+  copy.kind = StepKind::Copy;
+  copy.operands = {{BufferRef::Where::Arena, 0, ElemType::F32, {4}},
+                   {BufferRef::Where::Arena, 16, ElemType::F32, {8}}};
+  s.steps = {copy};
+  EXPECT_EQ(s.validate(), "step 0 (copy) buffer @16:f32[8] lies outside the "
+                          "arena of 32 bytes");
+}
+
+TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
+  // n = 5 over 4 members: torch.chunk sizes 2, 2, 1, 0.
+  Mesh mesh{{"tp"}, {4}};
+  std::vector<std::vector<float>> gathered(4), scattered(4);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    int64_t d = comm.device();
+    Range r = chunkRange(5, 4, d);
+    std::vector<float> mine(r.size * 2);
+    for (int64_t i = 0; i < r.size * 2; ++i)
+      mine[i] = static_cast<float>(r.offset * 2 + i);
+    std::vector<float> out(10, -1);
+    EXPECT_EQ(comm.allGather(mine.data(), {r.size, 2}, out.data(), {5, 2},
+                             ElemType::F32, {0}, 0),
+              "");
+    gathered[d] = out;
+    // Every member contributes (d + 1) * iota(10) as a 5x2 block.
+    std::vector<float> full(10);
+    for (int i = 0; i < 10; ++i)
+      full[i] = static_cast<float>((d + 1) * i);
+    std::vector<float> part(r.size * 2, -1);
+    EXPECT_EQ(comm.reduceScatter(full.data(), {5, 2}, part.data(), {r.size, 2},
+                                 ElemType::F32, {0}, 0, ReduceKind::Sum),
+              "");
+    scattered[d] = part;
+  });
+  for (int d = 0; d < 4; ++d) {
+    EXPECT_EQ(gathered[d], iota(10));
+    Range r = chunkRange(5, 4, d);
+    for (int64_t i = 0; i < r.size * 2; ++i)
+      EXPECT_EQ(scattered[d][i], 10.0f * (r.offset * 2 + i)); // 1+2+3+4
+  }
+  EXPECT_TRUE(scattered[3].empty());
+}
+
+TEST(PlanRuntime, AllReduceInPlaceOverOneAxisOf2D) {
+  Mesh mesh{{"dp", "tp"}, {2, 3}};
+  std::vector<std::vector<float>> out(6);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    int64_t d = comm.device();
+    std::vector<float> v{static_cast<float>(d), 1.0f};
+    EXPECT_EQ(comm.allReduce(v.data(), {2}, v.data(), ElemType::F32, {1},
+                             ReduceKind::Avg),
+              "");
+    out[d] = v;
+  });
+  // Groups over tp: {0,1,2} and {3,4,5}.
+  for (int d = 0; d < 6; ++d)
+    EXPECT_EQ(out[d], (std::vector<float>{d < 3 ? 1.0f : 4.0f, 1.0f}));
+}
+
+TEST(PlanRuntime, AllToAllMovesShardsBetweenDims) {
+  // Global 4x4 iota, S(0) on 2 members -> S(1).
+  Mesh mesh{{"tp"}, {2}};
+  std::vector<std::vector<float>> out(2);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    int64_t d = comm.device();
+    std::vector<float> mine = iota(8, 8.0f * d); // rows 2d, 2d+1
+    std::vector<float> o(8, -1);
+    EXPECT_EQ(comm.allToAll(mine.data(), {2, 4}, o.data(), {4, 2},
+                            ElemType::F32, {0}, 1, 0),
+              "");
+    out[d] = o;
+  });
+  EXPECT_EQ(out[0], (std::vector<float>{0, 1, 4, 5, 8, 9, 12, 13}));
+  EXPECT_EQ(out[1], (std::vector<float>{2, 3, 6, 7, 10, 11, 14, 15}));
+}
+
+TEST(PlanRuntime, GatherIntoAWrongOutputShapeFailsOnEveryMember) {
+  Mesh mesh{{"tp"}, {2}};
+  std::vector<std::string> errors(2);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    std::vector<float> mine(3, 1.0f), out(4);
+    errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {4},
+                                           ElemType::F32, {0}, 0);
+  });
+  for (const std::string &err : errors)
+    EXPECT_EQ(err, "all_gather: the group's blocks give an output of shape "
+                   "[6], the plan's output buffer is [4]");
+}
+
+TEST(PlanRuntime, AbortFailsTheOtherRanks) {
+  Mesh mesh{{"x"}, {2}};
+  std::vector<std::string> errors(2);
+  runRanks(mesh, [&](ThreadCollectives &comm) {
+    if (comm.device() == 1) {
+      comm.abort("injected fault");
+      return;
+    }
+    float v = 1;
+    errors[0] =
+        comm.allReduce(&v, {1}, &v, ElemType::F32, {0}, ReduceKind::Sum);
+  });
+  EXPECT_EQ(errors[0], "rank 1 failed: injected fault");
+}
+
+TEST(PlanRuntime, NpyRoundTripAndErrors) {
+  std::string path = ::testing::TempDir() + "/plan_runtime_test.npy";
+  NpyArray a;
+  a.type = ElemType::F32;
+  a.shape = {2, 3};
+  std::vector<float> v = iota(6);
+  a.data.assign(reinterpret_cast<char *>(v.data()),
+                reinterpret_cast<char *>(v.data() + 6));
+  ASSERT_EQ(writeNpy(path, a), "");
+  NpyArray b;
+  ASSERT_EQ(readNpy(path, b), "");
+  EXPECT_EQ(b.shape, a.shape);
+  EXPECT_EQ(b.data, a.data);
+  EXPECT_EQ(readNpy(path + ".missing", b), path + ".missing: cannot open file");
+  std::remove(path.c_str());
+}

@@ -1,0 +1,45 @@
+//===- PlanLoader.h - MLIR plan to runtime plan, and JIT kernels -*- C++
+//-*-===//
+//
+// The MLIR side of spmd-run: compiles a program to a plan when needed,
+// converts a schedule's `spmd.plan_*` ops to the runtime's plan model
+// (runtime/Plan.h), and JIT-compiles the plan's kernels to native code with
+// MLIR's ExecutionEngine (linalg -> loops -> LLVM).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_TOOLS_SPMD_RUN_PLANLOADER_H
+#define SPMD_TOOLS_SPMD_RUN_PLANLOADER_H
+
+#include "runtime/Executor.h"
+#include "runtime/Plan.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+
+namespace spmd {
+
+/// Runs spmd-compile on `module` unless it is a plan already; checks the
+/// plan version. Errors name `file`.
+mlir::LogicalResult ensurePlan(mlir::ModuleOp module, llvm::StringRef file,
+                               std::string &error);
+
+/// Converts the schedule `entry` (empty: the only one) of a plan.
+mlir::LogicalResult loadSchedule(mlir::ModuleOp plan, llvm::StringRef entry,
+                                 plan::Schedule &schedule, std::string &error);
+
+/// JIT-compiled kernels of a plan, in Schedule::kernels order.
+struct CompiledKernels {
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::vector<plan::KernelFn> functions;
+};
+mlir::LogicalResult compileKernels(mlir::ModuleOp plan,
+                                   const plan::Schedule &schedule,
+                                   CompiledKernels &kernels,
+                                   std::string &error);
+
+} // namespace spmd
+
+#endif // SPMD_TOOLS_SPMD_RUN_PLANLOADER_H

@@ -1,0 +1,561 @@
+//===- spmd-run.cpp - Run a plan on simulated ranks
+//------------------------===//
+//
+//   spmd-run PROGRAM(.mlir|.plan) [--entry NAME] [--ranks N]
+//            [--input-dir DIR | --seed S] [--output-dir DIR] [--check]
+//            [--reference FILE] [--steps K] [--print-plan]
+//
+// Loads a plan (or compiles a program in process), JIT-compiles its kernels,
+// gives every rank its shard of the global inputs (DIR/arg<i>.npy) by the
+// arguments' layouts, runs all ranks as threads, and assembles the global
+// results (result<i>.npy) by the results' layouts, reducing partial ones.
+// --check runs the unpartitioned program (--reference, or the program itself
+// when it has no collectives) on one device and compares every result.
+// --steps K feeds result i back to argument i between steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/spmd-run/PlanLoader.h"
+
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "passes/Passes.h"
+#include "runtime/PlanNpy.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <set>
+#include <thread>
+
+using namespace mlir;
+using namespace spmd;
+using namespace spmd::plan;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<program>"),
+                                            llvm::cl::Required);
+static llvm::cl::opt<std::string> entryName("entry",
+                                            llvm::cl::desc("entry to run"));
+static llvm::cl::opt<int64_t>
+    ranksOpt("ranks", llvm::cl::desc("number of ranks (default: the mesh's)"),
+             llvm::cl::init(0));
+static llvm::cl::opt<std::string>
+    inputDir("input-dir", llvm::cl::desc("directory with arg<i>.npy"));
+static llvm::cl::opt<uint64_t>
+    seed("seed", llvm::cl::desc("generate inputs from this seed"),
+         llvm::cl::init(0));
+static llvm::cl::opt<std::string>
+    outputDir("output-dir", llvm::cl::desc("write result<i>.npy here"));
+static llvm::cl::opt<bool>
+    check("check", llvm::cl::desc("compare with the unpartitioned program"));
+static llvm::cl::opt<std::string> referenceFile(
+    "reference",
+    llvm::cl::desc("unpartitioned program for --check (default: PROGRAM)"));
+static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
+                                    llvm::cl::init(1));
+static llvm::cl::opt<bool> printPlan("print-plan",
+                                     llvm::cl::desc("print the schedule"));
+static llvm::cl::opt<std::string>
+    commKind("comm", llvm::cl::desc("communicator: inproc (threads) or mpi"),
+             llvm::cl::init("inproc"));
+static llvm::cl::opt<bool> verifyCollectives(
+    "verify-collectives",
+    llvm::cl::desc("compare a fingerprint of every collective across its "
+                   "group before running it"));
+static llvm::cl::opt<double>
+    timeoutSeconds("timeout", llvm::cl::desc("seconds a collective may wait"),
+                   llvm::cl::init(60));
+// Fault injection for tests.
+static llvm::cl::opt<int64_t>
+    failRank("test-fail-rank", llvm::cl::Hidden, llvm::cl::init(-1),
+             llvm::cl::desc("this rank fails before --test-fail-step"));
+static llvm::cl::opt<int64_t> failStep("test-fail-step", llvm::cl::Hidden,
+                                       llvm::cl::init(0));
+static llvm::cl::opt<int64_t> mismatchRank(
+    "test-mismatch-rank", llvm::cl::Hidden, llvm::cl::init(-1),
+    llvm::cl::desc("this rank's collectives carry a different fingerprint"));
+
+namespace {
+[[noreturn]] void die(const std::string &message) {
+  llvm::errs() << "spmd-run: " << message << "\n";
+  std::exit(1);
+}
+
+struct Program {
+  OwningOpRef<ModuleOp> module;
+  Schedule schedule;
+  CompiledKernels kernels;
+};
+
+void loadProgram(MLIRContext &ctx, const std::string &file, Program &program) {
+  std::string error;
+  {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, os);
+    program.module = parseSourceFile<ModuleOp>(file, sourceMgr, &ctx);
+    if (!program.module)
+      die(file + ": cannot parse the program\n" + text);
+  }
+  if (failed(ensurePlan(*program.module, file, error)))
+    die(error);
+  if (failed(loadSchedule(*program.module, entryName, program.schedule, error)))
+    die(file + ": " + error);
+  if (failed(compileKernels(*program.module, program.schedule, program.kernels,
+                            error)))
+    die(file + ": " + error);
+}
+
+/// The global shape of a tensor whose local shape is `local`, assuming even
+/// shards (the layout's shard counts divide the dims).
+Shape evenGlobalShape(const Mesh &mesh, const TensorInfo &info) {
+  Shape global = info.localShape;
+  if (!info.layout)
+    return global;
+  for (size_t a = 0; a < info.layout->placements.size(); ++a)
+    if (info.layout->placements[a].isShard())
+      global[info.layout->placements[a].dim] *= mesh.axisSizes[a];
+  return global;
+}
+
+NpyArray generate(const TensorInfo &info, const Shape &shape, uint64_t s) {
+  NpyArray array;
+  array.type = info.type == ElemType::BF16 ? ElemType::F32 : info.type;
+  array.shape = shape;
+  array.data.assign(numElements(shape) * elemSize(array.type), 0);
+  std::mt19937_64 rng(s);
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> integer(0, 9);
+  for (int64_t i = 0; i < numElements(shape); ++i)
+    storeElement(array.data.data(), array.type, i,
+                 isFloatType(array.type) ? real(rng) : integer(rng));
+  return array;
+}
+
+/// Converts an array to `type` (inputs may come as f32 for f16/bf16 args).
+std::vector<char> convert(const NpyArray &array, ElemType type) {
+  int64_t n = numElements(array.shape);
+  std::vector<char> out(n * elemSize(type));
+  if (array.type == type) {
+    std::memcpy(out.data(), array.data.data(), out.size());
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    storeElement(out.data(), type, i,
+                 loadElement(array.data.data(), array.type, i));
+  return out;
+}
+
+/// Whether `device` is the one representative among ranks holding the same
+/// block: coordinate 0 on every replicated axis.
+bool isRepresentative(const Mesh &mesh, const std::optional<Layout> &layout,
+                      int64_t device) {
+  std::vector<int64_t> coords = mesh.coords(device);
+  for (size_t a = 0; a < coords.size(); ++a)
+    if ((!layout || layout->placements[a].isReplicate()) && coords[a] != 0)
+      return false;
+  return true;
+}
+
+struct Tolerance {
+  double atol, rtol;
+};
+Tolerance toleranceFor(ElemType type) {
+  switch (type) {
+  case ElemType::F64:
+    return {1e-9, 1e-9};
+  case ElemType::F32:
+    return {1e-4, 1e-4};
+  case ElemType::F16:
+    return {1e-2, 1e-2};
+  case ElemType::BF16:
+    return {5e-2, 5e-2};
+  default:
+    return {0, 0};
+  }
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "spmd-run: run a plan on simulated ranks\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registry.insert<SPMDDialect>();
+  registerAllPasses();
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+
+  if (!inputDir.empty() && seed.getNumOccurrences())
+    die("--input-dir and --seed exclude each other");
+  if (steps < 1)
+    die("--steps must be at least 1");
+  if (commKind == "mpi")
+    die("--comm mpi: the MPI communicator is not part of this build yet; use "
+        "--comm inproc");
+  if (commKind != "inproc")
+    die("--comm must be inproc or mpi, not '" + commKind + "'");
+
+  Program program;
+  loadProgram(ctx, inputFile, program);
+  const Schedule &schedule = program.schedule;
+  const Mesh &mesh = schedule.mesh;
+  int64_t numRanks = mesh.numDevices();
+  if (ranksOpt.getNumOccurrences() && ranksOpt != numRanks)
+    die("--ranks " + std::to_string(ranksOpt) + " does not match the mesh of " +
+        std::to_string(numRanks) + " devices");
+  if (printPlan)
+    llvm::outs() << schedule.str();
+
+  // Global inputs.
+  std::vector<NpyArray> globals(schedule.args.size());
+  for (size_t i = 0; i < schedule.args.size(); ++i) {
+    const TensorInfo &arg = schedule.args[i];
+    if (inputDir.empty()) {
+      for (int64_t d : arg.localShape)
+        if (d < 0)
+          die("argument " + std::to_string(i) + " of " + schedule.name +
+              " has rank-dependent dims; give its global value with "
+              "--input-dir");
+      globals[i] = generate(arg, evenGlobalShape(mesh, arg), seed + i);
+      continue;
+    }
+    std::string path = inputDir + "/arg" + std::to_string(i) + ".npy";
+    if (std::string err = readNpy(path, globals[i]); !err.empty())
+      die(err);
+    bool typeOk = globals[i].type == arg.type ||
+                  (globals[i].type == ElemType::F32 &&
+                   (arg.type == ElemType::BF16 || arg.type == ElemType::F16));
+    if (!typeOk)
+      die(path + ": dtype " + elemTypeName(globals[i].type) + " but argument " +
+          std::to_string(i) + " of " + schedule.name + " is " +
+          elemTypeName(arg.type));
+    for (int64_t d = 0; d < numRanks; ++d) {
+      Layout layout =
+          arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
+      bool fits = globals[i].shape.size() == arg.localShape.size();
+      if (fits) {
+        Shape mine = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
+        for (size_t k = 0; k < mine.size(); ++k)
+          fits =
+              fits && (arg.localShape[k] < 0 || arg.localShape[k] == mine[k]);
+      }
+      if (!fits)
+        die(path + ": shape " + shapeStr(globals[i].shape) +
+            " does not give argument " + std::to_string(i) + " of " +
+            schedule.name + " its local shape " + shapeStr(arg.localShape) +
+            " on rank " + std::to_string(d) + " (layout " + layout.str() + ")");
+    }
+  }
+
+  // Every rank's local inputs: its box of the global value; a partial
+  // input is held by group index 0 and zero elsewhere.
+  std::vector<std::vector<std::vector<char>>> local(numRanks);
+  std::vector<std::vector<Shape>> localShapes(numRanks);
+  for (int64_t d = 0; d < numRanks; ++d) {
+    for (size_t i = 0; i < schedule.args.size(); ++i) {
+      const TensorInfo &arg = schedule.args[i];
+      Layout layout =
+          arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
+      std::vector<char> global = convert(globals[i], arg.type);
+      Shape shape = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
+      localShapes[d].push_back(shape);
+      std::vector<char> block(numElements(shape) * elemSize(arg.type), 0);
+      std::vector<int64_t> coords = mesh.coords(d);
+      // A partial input: for sum, group index 0 holds the value and the
+      // others zero; for avg/max/min every member holds it.
+      bool holder = true;
+      for (size_t a = 0; a < coords.size(); ++a)
+        if (layout.placements[a].isPartial() &&
+            layout.placements[a].reduce == ReduceKind::Sum && coords[a] != 0)
+          holder = false;
+      if (holder) {
+        std::vector<Range> ranges =
+            localRanges(mesh, layout, globals[i].shape, coords);
+        Shape offset;
+        for (const Range &r : ranges)
+          offset.push_back(r.offset);
+        copyBox(global.data(), globals[i].shape, offset, block.data(), shape,
+                Shape(offset.size(), 0), shape, elemSize(arg.type));
+      }
+      local[d].push_back(std::move(block));
+    }
+  }
+
+  // Run all ranks.
+  auto world =
+      ThreadCollectives::makeWorld(mesh, timeoutSeconds, verifyCollectives);
+  std::vector<std::vector<std::vector<char>>> outputs(numRanks);
+  std::vector<std::vector<Shape>> outShapes(numRanks);
+  std::vector<std::string> errors(numRanks);
+  double stepSeconds = 0; // rank 0's mean time per step
+  std::vector<std::thread> threads;
+  for (int64_t d = 0; d < numRanks; ++d) {
+    threads.emplace_back([&, d] {
+      ThreadCollectives comm(world, d);
+      if (d == mismatchRank)
+        comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
+      Executor executor(schedule, program.kernels.functions, &comm);
+      if (d == failRank)
+        executor.failBeforeStep(failStep);
+      std::vector<void *> args;
+      for (std::vector<char> &block : local[d])
+        args.push_back(block.data());
+      auto start = std::chrono::steady_clock::now();
+      for (int64_t s = 0; s < steps; ++s) {
+        if (std::string err = executor.run(args, localShapes[d]);
+            !err.empty()) {
+          errors[d] = "rank " + std::to_string(d) + ": " + err;
+          comm.abort(err);
+          return;
+        }
+        if (s + 1 < steps) {
+          // Result i becomes argument i of the next step.
+          for (size_t i = 0;
+               i < schedule.results.size() && i < schedule.args.size(); ++i)
+            if (schedule.results[i].type == schedule.args[i].type &&
+                executor.resultShape(i) == localShapes[d][i])
+              std::memmove(args[i], executor.result(i, args),
+                           local[d][i].size());
+          // Progress: about ten lines however many steps.
+          if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
+            llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
+                         << " done\n";
+        }
+      }
+      if (d == 0)
+        stepSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count() /
+                      static_cast<double>(steps);
+      for (size_t i = 0; i < schedule.results.size(); ++i) {
+        const auto *data = static_cast<const char *>(executor.result(i, args));
+        Shape shape = executor.resultShape(i);
+        outShapes[d].push_back(shape);
+        outputs[d].emplace_back(data,
+                                data + numElements(shape) *
+                                           elemSize(schedule.results[i].type));
+      }
+    });
+  }
+  for (std::thread &t : threads)
+    t.join();
+  // Every rank's error: a failure on one rank stops the others, each
+  // saying why.
+  bool failed = false;
+  for (const std::string &err : errors)
+    if (!err.empty()) {
+      llvm::errs() << "spmd-run: " << err << "\n";
+      failed = true;
+    }
+  if (failed)
+    return 1;
+
+  // Assemble global results.
+  std::vector<NpyArray> results(schedule.results.size());
+  for (size_t i = 0; i < schedule.results.size(); ++i) {
+    const TensorInfo &res = schedule.results[i];
+    Layout layout = res.layout ? *res.layout : Layout::replicated(mesh.rank());
+    // The global shape: a sharded dim sums the distinct chunks (devices at
+    // coordinate 0 on every other axis), other dims are rank 0's.
+    Shape global = outShapes[0][i];
+    for (size_t k = 0; k < global.size(); ++k) {
+      std::vector<int64_t> axes = layout.shardAxes(static_cast<int64_t>(k));
+      if (axes.empty())
+        continue;
+      global[k] = 0;
+      for (int64_t d = 0; d < numRanks; ++d) {
+        std::vector<int64_t> coords = mesh.coords(d);
+        bool distinct = true;
+        for (size_t a = 0; a < coords.size(); ++a)
+          if (coords[a] != 0 &&
+              std::find(axes.begin(), axes.end(), int64_t(a)) == axes.end())
+            distinct = false;
+        if (distinct)
+          global[k] += outShapes[d][i][k];
+      }
+    }
+    NpyArray &out = results[i];
+    out.type = res.type;
+    out.shape = global;
+    out.data.assign(numElements(global) * elemSize(res.type), 0);
+    std::vector<ReduceKind> partialKinds;
+    for (const Placement &p : layout.placements)
+      if (p.isPartial())
+        partialKinds.push_back(p.reduce);
+    for (ReduceKind k : partialKinds)
+      if (k != partialKinds[0])
+        die("result " + std::to_string(i) + " is partial (" + layout.str() +
+            ") with different reductions; it cannot be assembled");
+    std::set<Shape> seenBoxes; // the first term of a partial box is copied
+    int64_t partialCount = 1;
+    for (size_t a = 0; a < layout.placements.size(); ++a)
+      if (layout.placements[a].isPartial())
+        partialCount *= mesh.axisSizes[a];
+    for (int64_t d = 0; d < numRanks; ++d) {
+      if (!isRepresentative(mesh, res.layout ? res.layout : layout, d))
+        continue;
+      std::vector<Range> ranges =
+          localRanges(mesh, layout, global, mesh.coords(d));
+      Shape offset, extent;
+      for (const Range &r : ranges) {
+        offset.push_back(r.offset);
+        extent.push_back(r.size);
+      }
+      if (extent != outShapes[d][i])
+        die("result " + std::to_string(i) + ": rank " + std::to_string(d) +
+            " holds " + shapeStr(outShapes[d][i]) + " but the layout gives " +
+            shapeStr(extent));
+      if (partialKinds.empty() || seenBoxes.insert(offset).second) {
+        copyBox(outputs[d][i].data(), extent, Shape(offset.size(), 0),
+                out.data.data(), global, offset, extent, elemSize(res.type));
+        continue;
+      }
+      // Partial: reduce this rank's term into the box.
+      std::vector<char> box(outputs[d][i].size());
+      copyBox(out.data.data(), global, offset, box.data(), extent,
+              Shape(offset.size(), 0), extent, elemSize(res.type));
+      reduceInto(box.data(), outputs[d][i].data(), numElements(extent),
+                 res.type,
+                 partialKinds[0] == ReduceKind::Avg ? ReduceKind::Sum
+                                                    : partialKinds[0]);
+      copyBox(box.data(), extent, Shape(offset.size(), 0), out.data.data(),
+              global, offset, extent, elemSize(res.type));
+    }
+    if (!partialKinds.empty() && partialKinds[0] == ReduceKind::Avg)
+      scaleBy(out.data.data(), numElements(global), res.type,
+              static_cast<double>(partialCount));
+  }
+
+  if (!outputDir.empty())
+    for (size_t i = 0; i < results.size(); ++i)
+      if (std::string err = writeNpy(
+              outputDir + "/result" + std::to_string(i) + ".npy", results[i]);
+          !err.empty())
+        die(err);
+
+  if (!check) {
+    llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
+                 << " rank(s), " << steps << " step(s), "
+                 << llvm::format("%.3f", stepSeconds * 1e3) << " ms/step\n";
+    return 0;
+  }
+
+  // The unpartitioned program on one device, from the same global inputs.
+  std::string refPath = referenceFile.empty() ? inputFile : referenceFile;
+  Program reference;
+  loadProgram(ctx, refPath, reference);
+  Schedule &ref = reference.schedule;
+  for (const Step &step : ref.steps)
+    if (step.kind != StepKind::Kernel && step.kind != StepKind::Gemm &&
+        step.kind != StepKind::Copy)
+      die(refPath + ": --check needs an unpartitioned reference without "
+                    "collectives (pass one with --reference)");
+  ref.mesh = Mesh{{"world"}, {1}};
+  if (ref.args.size() != globals.size() || ref.results.size() != results.size())
+    die(refPath + ": reference " + ref.name + " takes " +
+        std::to_string(ref.args.size()) + " arguments and returns " +
+        std::to_string(ref.results.size()) + " results; the program has " +
+        std::to_string(globals.size()) + " and " +
+        std::to_string(results.size()));
+  std::vector<std::vector<char>> refArgs;
+  std::vector<void *> refPtrs;
+  for (size_t i = 0; i < globals.size(); ++i) {
+    if (ref.args[i].localShape != globals[i].shape)
+      die(refPath + ": reference argument " + std::to_string(i) + " is " +
+          shapeStr(ref.args[i].localShape) + ", the global input is " +
+          shapeStr(globals[i].shape));
+    refArgs.push_back(convert(globals[i], ref.args[i].type));
+  }
+  for (std::vector<char> &a : refArgs)
+    refPtrs.push_back(a.data());
+  Executor refExec(ref, reference.kernels.functions, nullptr);
+  for (int64_t s = 0; s < steps; ++s) {
+    if (std::string err = refExec.run(refPtrs); !err.empty())
+      die(refPath + ": reference run: " + err);
+    if (s + 1 < steps)
+      for (size_t i = 0; i < ref.results.size() && i < ref.args.size(); ++i)
+        if (ref.results[i].type == ref.args[i].type &&
+            ref.results[i].localShape == ref.args[i].localShape)
+          std::memmove(refPtrs[i], refExec.result(i, refPtrs),
+                       refArgs[i].size());
+  }
+
+  bool ok = true;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TensorInfo &res = schedule.results[i];
+    if (ref.results[i].localShape != results[i].shape)
+      die("result " + std::to_string(i) + ": global shape " +
+          shapeStr(results[i].shape) + " but the reference returns " +
+          shapeStr(ref.results[i].localShape));
+    const void *expected = refExec.result(i, refPtrs);
+    ElemType refType = ref.results[i].type;
+    Tolerance tol = toleranceFor(res.type);
+    Layout layout = res.layout ? *res.layout : Layout::replicated(mesh.rank());
+    double maxAbs = 0, maxRel = 0;
+    std::string firstBad;
+    // Per rank, so a mismatch names the rank; partial results are compared
+    // assembled (no single rank holds the value).
+    bool partial = layout.hasPartial();
+    for (int64_t d = 0; d < (partial ? 1 : numRanks); ++d) {
+      const Shape &shape = partial ? results[i].shape : outShapes[d][i];
+      Shape offset(shape.size(), 0);
+      if (!partial) {
+        std::vector<Range> ranges =
+            localRanges(mesh, layout, results[i].shape, mesh.coords(d));
+        for (size_t k = 0; k < ranges.size(); ++k)
+          offset[k] = ranges[k].offset;
+      }
+      std::vector<char> want(numElements(shape) * elemSize(refType));
+      copyBox(expected, results[i].shape, offset, want.data(), shape,
+              Shape(shape.size(), 0), shape, elemSize(refType));
+      const char *got = partial ? results[i].data.data() : outputs[d][i].data();
+      for (int64_t k = 0; k < numElements(shape); ++k) {
+        double a = loadElement(got, res.type, k);
+        double b = loadElement(want.data(), refType, k);
+        double abs = std::fabs(a - b);
+        double rel = abs / std::max(std::fabs(b), 1e-30);
+        bool bad = !(abs <= tol.atol + tol.rtol * std::fabs(b));
+        maxAbs = std::max(maxAbs, abs);
+        if (std::fabs(b) > tol.atol)
+          maxRel = std::max(maxRel, rel);
+        if (bad && firstBad.empty())
+          firstBad = "result " + std::to_string(i) + " mismatches on " +
+                     (partial ? std::string("the assembled partial value")
+                              : "rank " + std::to_string(d)) +
+                     " at local element " + std::to_string(k) + ": got " +
+                     std::to_string(a) + ", expected " + std::to_string(b);
+      }
+    }
+    llvm::outs() << "result" << i << ": max abs err " << maxAbs
+                 << ", max rel err " << maxRel
+                 << (firstBad.empty() ? " ok" : " MISMATCH") << "\n";
+    if (!firstBad.empty()) {
+      llvm::errs() << "spmd-run: " << firstBad << "\n";
+      ok = false;
+    }
+  }
+  llvm::outs() << (ok ? "check passed" : "check FAILED") << " (" << numRanks
+               << " ranks, " << steps << " step(s))\n";
+  return ok ? 0 : 1;
+}
