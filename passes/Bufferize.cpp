@@ -44,6 +44,9 @@ Operation *buildPlanCollective(RewriterBase &b, Operation *op, Value in,
     return spmd::PlanAllToAllOp::create(b, loc, in, out, c.getMeshAttr(),
                                         c.getMeshAxes(), c.getSplitDimAttr(),
                                         c.getConcatDimAttr());
+  if (auto c = dyn_cast<spmd::PartialFromReplicatedOp>(op))
+    return spmd::PlanPartialFromReplicatedOp::create(
+        b, loc, in, out, c.getMeshAttr(), c.getMeshAxes(), c.getKindAttr());
   auto c = cast<spmd::ShardOp>(op);
   return spmd::PlanShardOp::create(b, loc, in, out, c.getMeshAttr(),
                                    c.getMeshAxes(), c.getDimAttr());
@@ -117,12 +120,13 @@ struct CollectiveBufferizeModel : public BufferizableOpInterface::ExternalModel<
   }
 };
 
-/// An all_reduce may reduce in place: it reads and writes its operand's
-/// buffer, and one-shot analysis inserts a copy only where the input is
-/// still needed afterwards (or not writable).
-struct AllReduceBufferizeModel
-    : public BufferizableOpInterface::ExternalModel<AllReduceBufferizeModel,
-                                                    spmd::AllReduceOp> {
+/// An all_reduce (or partial_from_replicated) may work in place: it reads
+/// and writes its operand's buffer, and one-shot analysis inserts a copy only
+/// where the input is still needed afterwards (or not writable).
+template <typename OpTy>
+struct InPlaceBufferizeModel
+    : public BufferizableOpInterface::ExternalModel<InPlaceBufferizeModel<OpTy>,
+                                                    OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -159,7 +163,10 @@ struct BufferizePass : spmd::impl::SPMDBufferizeBase<BufferizePass> {
     registry.addExtension(+[](MLIRContext *ctx, spmd::SPMDDialect *) {
       spmd::AllGatherOp::attachInterface<
           CollectiveBufferizeModel<spmd::AllGatherOp>>(*ctx);
-      spmd::AllReduceOp::attachInterface<AllReduceBufferizeModel>(*ctx);
+      spmd::AllReduceOp::attachInterface<
+          InPlaceBufferizeModel<spmd::AllReduceOp>>(*ctx);
+      spmd::PartialFromReplicatedOp::attachInterface<
+          InPlaceBufferizeModel<spmd::PartialFromReplicatedOp>>(*ctx);
       spmd::ReduceScatterOp::attachInterface<
           CollectiveBufferizeModel<spmd::ReduceScatterOp>>(*ctx);
       spmd::AllToAllOp::attachInterface<

@@ -1,18 +1,132 @@
-//===- CompilePipeline.cpp - spmd-compile: local program to plan ----------===//
+//===- CompilePipeline.cpp - spmd-compile: program to plan ----------------===//
+//
+// spmd-compile{partition=auto|on|off} takes a program to a plan. Whether the
+// program is GLOBAL (partitioned here first) or already LOCAL (hand-written
+// per-rank code, or spmd-partition's output) is decided in one place,
+// spmd::isGlobalProgram:
+//   * local: it has spmd collectives (or spmd.partial_from_replicated), or a
+//     function argument carries spmd.global_type (spmd-partition's mark);
+//   * global: otherwise, when it names a layout (spmd.layout on an argument,
+//     result or op, or an spmd.constrain);
+//   * neither (no layouts at all): compiled as is, on one device.
+// partition=auto partitions global programs only; on always runs
+// spmd-propagate, spmd-partition and spmd-dedup-collectives first; off
+// compiles the program unpartitioned on one device (spmd.constrain is the
+// identity on global values and is dropped): the reference of
+// `spmd-run --check`.
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
+#include "dialects/spmd/SPMDOps.h"
+#include "dialects/spmd/SPMDPlanOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace spmd;
 
-void spmd::buildCompilePipeline(OpPassManager &pm) {
-  // Hook: spmd-propagate and spmd-partition go first once they exist, so a
-  // global annotated program becomes the local program compiled below.
+bool spmd::isGlobalProgram(ModuleOp module) {
+  if (module->hasAttr(kPlanVersionAttrName))
+    return false;
+  bool hasLayouts = false, isLocal = false;
+  module.walk([&](Operation *op) {
+    if (isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp,
+            PartialFromReplicatedOp>(op))
+      isLocal = true;
+    if (isa<ConstrainOp>(op) || op->hasAttr(SPMDDialect::kLayoutAttrName))
+      hasLayouts = true;
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      if (func.getArgAttr(i, SPMDDialect::kGlobalTypeAttrName))
+        isLocal = true;
+      if (func.getArgAttr(i, SPMDDialect::kLayoutAttrName))
+        hasLayouts = true;
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (func.getResultAttr(i, SPMDDialect::kLayoutAttrName))
+        hasLayouts = true;
+  });
+  return hasLayouts && !isLocal;
+}
+
+static void addPartitionPasses(OpPassManager &pm) {
+  pm.addPass(createSPMDPropagate());
+  pm.addPass(createSPMDPartition());
+  pm.addNestedPass<func::FuncOp>(createSPMDDedupCollectives());
+}
+
+namespace {
+/// The first step of spmd-compile: partitions a global program (mode on, or
+/// auto and spmd::isGlobalProgram), or drops its spmd.constrain ops to
+/// compile it on one device (mode off). A dynamic pipeline because the
+/// choice depends on the module, not on the command line.
+struct CompilePartitionStep
+    : public PassWrapper<CompilePartitionStep, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CompilePartitionStep)
+  explicit CompilePartitionStep(std::string mode) : mode(std::move(mode)) {}
+  CompilePartitionStep(const CompilePartitionStep &other)
+      : PassWrapper(other), mode(other.mode) {}
+  StringRef getArgument() const override {
+    return "spmd-compile-partition-step";
+  }
+  StringRef getDescription() const override {
+    return "partition a global program (spmd-compile's first step)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    OpPassManager pm(ModuleOp::getOperationName());
+    addPartitionPasses(pm);
+    pm.getDependentDialects(registry);
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode == "off") {
+      module.walk([](ConstrainOp op) {
+        op.getResult().replaceAllUsesWith(op.getInput());
+        op.erase();
+      });
+      return;
+    }
+    if (mode == "auto" && !isGlobalProgram(module))
+      return;
+    OpPassManager pm(ModuleOp::getOperationName());
+    addPartitionPasses(pm);
+    if (failed(runPipeline(pm, module)))
+      signalPassFailure();
+  }
+  std::string mode;
+};
+
+enum class PartitionMode { Auto, On, Off };
+
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<PartitionMode> partition{
+      *this, "partition",
+      llvm::cl::desc("whether to partition the program first"),
+      llvm::cl::init(PartitionMode::Auto),
+      llvm::cl::values(
+          clEnumValN(PartitionMode::Auto, "auto",
+                     "partition global annotated programs (layouts, no "
+                     "collectives, no spmd.global_type)"),
+          clEnumValN(PartitionMode::On, "on", "always partition"),
+          clEnumValN(PartitionMode::Off, "off",
+                     "compile unpartitioned (one device; a hand-written "
+                     "local program as every rank's program)"))};
+};
+} // namespace
+
+void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition) {
+  pm.addPass(std::make_unique<CompilePartitionStep>(partition.str()));
   // Helper functions are inlined into the entries: a schedule is one
   // straight-line sequence of steps.
   pm.addPass(createInlinerPass());
@@ -28,9 +142,15 @@ void spmd::buildCompilePipeline(OpPassManager &pm) {
 }
 
 void spmd::registerCompilePipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CompilePipelineOptions>(
       "spmd-compile",
-      "Compile a local program to a plan: fuse, bufferize, outline kernels, "
-      "GEMMs and collectives, plan memory",
-      buildCompilePipeline);
+      "Compile a program to a plan: partition a global program (see "
+      "partition=), fuse, bufferize, outline kernels, GEMMs and collectives, "
+      "plan memory",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        PartitionMode mode = options.partition;
+        buildCompilePipeline(pm, mode == PartitionMode::On    ? "on"
+                                 : mode == PartitionMode::Off ? "off"
+                                                              : "auto");
+      });
 }

@@ -3,6 +3,7 @@
 #ifndef SPMD_PASSES_PASSES_H
 #define SPMD_PASSES_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace spmd {
@@ -15,9 +16,16 @@ namespace spmd {
 
 /// Registers the named pipelines (passes/Pipelines.cpp).
 void registerSPMDPipelines();
-/// spmd-compile: local program -> plan (fusion, bufferization, outlining,
-/// memory plan).
-void buildCompilePipeline(mlir::OpPassManager &pm);
+/// spmd-compile: program -> plan (partitioning of a global program,
+/// fusion, bufferization, outlining, memory plan). `partition` is auto (a
+/// global program is partitioned first, see isGlobalProgram), on or off
+/// (compile unpartitioned on one device, spmd.constrain dropped).
+void buildCompilePipeline(mlir::OpPassManager &pm,
+                          llvm::StringRef partition = "auto");
+/// Whether `module` is a global annotated program: it names a layout and has
+/// no spmd collectives and no argument with spmd.global_type (the marks of a
+/// local program). Not a plan.
+bool isGlobalProgram(mlir::ModuleOp module);
 void registerCompilePipeline();
 
 /// Registers every pass and pipeline of the project.

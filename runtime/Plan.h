@@ -103,6 +103,9 @@ struct TensorInfo {
   ElemType type = ElemType::F32;
   Shape localShape;
   std::optional<Layout> layout; // absent: replicated
+  /// The global shape (spmd.global_type of a partitioned program); absent:
+  /// unknown (even shards assumed where needed).
+  std::optional<Shape> globalShape;
 };
 
 /// One entry of a plan.

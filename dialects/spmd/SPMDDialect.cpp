@@ -99,11 +99,14 @@ static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
                                            Type type, StringRef what) {
   if (attr.getName() == SPMDDialect::kGlobalTypeAttrName) {
     // The global type of a local (partitioned) value: same rank and element
-    // type, static shape.
+    // type, static shape. The local value may be a buffer once the plan
+    // pipeline has bufferized the function.
     auto typeAttr = dyn_cast<TypeAttr>(attr.getValue());
     auto global =
         typeAttr ? dyn_cast<RankedTensorType>(typeAttr.getValue()) : nullptr;
-    auto local = dyn_cast_or_null<RankedTensorType>(type);
+    auto local = dyn_cast_or_null<ShapedType>(type);
+    if (local && !local.hasRank())
+      local = nullptr;
     if (!global || !global.hasStaticShape())
       return op->emitError()
              << "'" << SPMDDialect::kGlobalTypeAttrName << "' on " << what

@@ -39,7 +39,7 @@ static LogicalResult captureDiagnostics(MLIRContext *ctx, std::string &error,
 }
 
 LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
-                               std::string &error) {
+                               std::string &error, StringRef partition) {
   if (auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName)) {
     if (version.getInt() != kPlanVersion) {
       error = (file + ": plan version " + Twine(version.getInt()) +
@@ -50,27 +50,8 @@ LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
     }
     return success();
   }
-  // Until spmd-partition is part of spmd-compile, a program is compiled as
-  // the LOCAL program of every rank. Say so when it looks like a global one
-  // (layouts on multi-device meshes, no collectives).
-  bool hasLayouts = false, hasCollectives = false;
-  module.walk([&](Operation *op) {
-    if (isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp>(op))
-      hasCollectives = true;
-    if (auto func = dyn_cast<func::FuncOp>(op))
-      for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        if (auto layout = func.getArgAttrOfType<LayoutAttr>(
-                i, SPMDDialect::kLayoutAttrName))
-          if (!layout.toLayout().isReplicated())
-            hasLayouts = true;
-  });
-  if (hasLayouts && !hasCollectives)
-    llvm::errs() << "spmd-run: warning: " << file
-                 << " has sharded layouts but no collectives; it runs as the "
-                    "local program of every rank (spmd-partition is not part "
-                    "of spmd-compile yet)\n";
   PassManager pm(module.getContext());
-  buildCompilePipeline(pm);
+  buildCompilePipeline(pm, partition);
   return captureDiagnostics(module.getContext(), error, [&] {
     if (succeeded(pm.run(module)))
       return success();
@@ -95,6 +76,15 @@ static std::optional<plan::ElemType> elemTypeOf(Type type) {
   if (type.isInteger(8) || type.isInteger(1))
     return plan::ElemType::I8;
   return std::nullopt;
+}
+
+/// The global shape spmd-partition records in spmd.global_type.
+static std::optional<plan::Shape> globalShapeOf(TypeAttr attr) {
+  auto type =
+      attr ? dyn_cast<RankedTensorType>(attr.getValue()) : RankedTensorType();
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return plan::Shape(type.getShape().begin(), type.getShape().end());
 }
 
 namespace {
@@ -305,6 +295,8 @@ struct ScheduleBuilder {
         info.layout = layout.toLayout();
         meshName = layout.getMesh().getValue();
       }
+      info.globalShape = globalShapeOf(
+          func.getArgAttrOfType<TypeAttr>(i, SPMDDialect::kGlobalTypeAttrName));
       schedule.args.push_back(info);
     }
     for (unsigned i = 0; i < func.getNumResults(); ++i)
@@ -329,6 +321,8 @@ struct ScheduleBuilder {
           if (auto layout = func.getResultAttrOfType<LayoutAttr>(
                   i, SPMDDialect::kLayoutAttrName))
             info.layout = layout.toLayout();
+          info.globalShape = globalShapeOf(func.getResultAttrOfType<TypeAttr>(
+              i, SPMDDialect::kGlobalTypeAttrName));
           schedule.results.push_back(info);
         }
         continue;

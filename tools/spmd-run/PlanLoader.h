@@ -21,10 +21,13 @@
 
 namespace spmd {
 
-/// Runs spmd-compile on `module` unless it is a plan already; checks the
-/// plan version. Errors name `file`.
+/// Runs spmd-compile{partition=`partition`} on `module` unless it is a plan
+/// already (a global annotated program is partitioned first with "auto"; "off"
+/// compiles it unpartitioned on one device); checks the plan version. Errors
+/// name `file`.
 mlir::LogicalResult ensurePlan(mlir::ModuleOp module, llvm::StringRef file,
-                               std::string &error);
+                               std::string &error,
+                               llvm::StringRef partition = "auto");
 
 /// Converts the schedule `entry` (empty: the only one) of a plan.
 mlir::LogicalResult loadSchedule(mlir::ModuleOp plan, llvm::StringRef entry,

@@ -5,12 +5,15 @@
 //            [--input-dir DIR | --seed S] [--output-dir DIR] [--check]
 //            [--reference FILE] [--steps K] [--print-plan]
 //
-// Loads a plan (or compiles a program in process), JIT-compiles its kernels,
-// gives every rank its shard of the global inputs (DIR/arg<i>.npy) by the
-// arguments' layouts, runs all ranks as threads, and assembles the global
-// results (result<i>.npy) by the results' layouts, reducing partial ones.
-// --check runs the unpartitioned program (--reference, or the program itself
-// when it has no collectives) on one device and compares every result.
+// Loads a plan (or compiles a program in process: a GLOBAL annotated program
+// is partitioned first, see spmd::isGlobalProgram), JIT-compiles its
+// kernels, gives every rank its shard of the global inputs (DIR/arg<i>.npy)
+// by the arguments' layouts, runs all ranks as threads, and assembles the
+// global results (result<i>.npy) by the results' layouts, reducing partial
+// ones. --check runs the unpartitioned program on one device and compares
+// every result: --reference when given, else the program itself (a global
+// program compiled without partitioning, or a local one without
+// collectives).
 // --steps K feeds result i back to argument i between steps.
 //
 //===----------------------------------------------------------------------===//
@@ -66,6 +69,12 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<std::string> referenceFile(
     "reference",
     llvm::cl::desc("unpartitioned program for --check (default: PROGRAM)"));
+static llvm::cl::opt<std::string> partitionMode(
+    "partition",
+    llvm::cl::desc("auto: partition a global annotated program (layouts, no "
+                   "collectives, no spmd.global_type); on; off: run the "
+                   "program as every rank's local program"),
+    llvm::cl::init("auto"));
 static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> printPlan("print-plan",
@@ -98,11 +107,13 @@ namespace {
 
 struct Program {
   OwningOpRef<ModuleOp> module;
+  bool global = false; // a global annotated program, partitioned here
   Schedule schedule;
   CompiledKernels kernels;
 };
 
-void loadProgram(MLIRContext &ctx, const std::string &file, Program &program) {
+void loadProgram(MLIRContext &ctx, const std::string &file, Program &program,
+                 StringRef partition) {
   std::string error;
   {
     std::string text;
@@ -113,7 +124,8 @@ void loadProgram(MLIRContext &ctx, const std::string &file, Program &program) {
     if (!program.module)
       die(file + ": cannot parse the program\n" + text);
   }
-  if (failed(ensurePlan(*program.module, file, error)))
+  program.global = isGlobalProgram(*program.module);
+  if (failed(ensurePlan(*program.module, file, error, partition)))
     die(error);
   if (failed(loadSchedule(*program.module, entryName, program.schedule, error)))
     die(file + ": " + error);
@@ -122,9 +134,12 @@ void loadProgram(MLIRContext &ctx, const std::string &file, Program &program) {
     die(file + ": " + error);
 }
 
-/// The global shape of a tensor whose local shape is `local`, assuming even
-/// shards (the layout's shard counts divide the dims).
-Shape evenGlobalShape(const Mesh &mesh, const TensorInfo &info) {
+/// The global shape of a tensor: spmd.global_type's when the plan has it,
+/// else from the local shape assuming even shards (the layout's shard counts
+/// divide the dims).
+Shape globalShapeOf(const Mesh &mesh, const TensorInfo &info) {
+  if (info.globalShape)
+    return *info.globalShape;
   Shape global = info.localShape;
   if (!info.layout)
     return global;
@@ -216,8 +231,11 @@ int main(int argc, char **argv) {
   if (commKind != "inproc")
     die("--comm must be inproc or mpi, not '" + commKind + "'");
 
+  if (partitionMode != "auto" && partitionMode != "on" &&
+      partitionMode != "off")
+    die("--partition must be auto, on or off, not '" + partitionMode + "'");
   Program program;
-  loadProgram(ctx, inputFile, program);
+  loadProgram(ctx, inputFile, program, partitionMode);
   const Schedule &schedule = program.schedule;
   const Mesh &mesh = schedule.mesh;
   int64_t numRanks = mesh.numDevices();
@@ -233,11 +251,11 @@ int main(int argc, char **argv) {
     const TensorInfo &arg = schedule.args[i];
     if (inputDir.empty()) {
       for (int64_t d : arg.localShape)
-        if (d < 0)
+        if (d < 0 && !arg.globalShape)
           die("argument " + std::to_string(i) + " of " + schedule.name +
-              " has rank-dependent dims; give its global value with "
-              "--input-dir");
-      globals[i] = generate(arg, evenGlobalShape(mesh, arg), seed + i);
+              " has rank-dependent dims and no spmd.global_type; give its "
+              "global value with --input-dir");
+      globals[i] = generate(arg, globalShapeOf(mesh, arg), seed + i);
       continue;
     }
     std::string path = inputDir + "/arg" + std::to_string(i) + ".npy";
@@ -462,9 +480,11 @@ int main(int argc, char **argv) {
   }
 
   // The unpartitioned program on one device, from the same global inputs.
+  // A partitioned program's reference is the same global program compiled
+  // without partitioning.
   std::string refPath = referenceFile.empty() ? inputFile : referenceFile;
   Program reference;
-  loadProgram(ctx, refPath, reference);
+  loadProgram(ctx, refPath, reference, "off");
   Schedule &ref = reference.schedule;
   for (const Step &step : ref.steps)
     if (step.kind != StepKind::Kernel && step.kind != StepKind::Gemm &&

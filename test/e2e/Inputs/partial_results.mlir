@@ -1,8 +1,10 @@
 // Partial results: per-rank row max and row sum over a column shard,
 // returned as P(max) and P(sum); spmd-run reduces them when assembling.
+// A hand-written LOCAL program: spmd.global_type marks it as one, so
+// spmd-run does not partition it.
 spmd.mesh @mesh ["tp"=2]
 // Each rank returns its local max over its column shard: P(max) result.
-func.func @colmax(%x: tensor<4x3xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>})
+func.func @colmax(%x: tensor<4x3xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>, spmd.global_type = tensor<4x6xf32>})
     -> (tensor<4xf32> {spmd.layout = #spmd.layout<@mesh, [P(max)]>}, tensor<4xf32> {spmd.layout = #spmd.layout<@mesh, [P(sum)]>}) {
   %ninf = arith.constant -1.0e30 : f32
   %zero = arith.constant 0.0 : f32
