@@ -23,6 +23,7 @@
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 #include "runtime/PlanNpy.h"
+#include "tools/spmd-run/MpiRun.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -41,6 +42,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -221,14 +224,17 @@ int main(int argc, char **argv) {
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
 
+  if (commKind == "mpi") {
+    if (std::string err = MpiRun::initialize(&argc, &argv); !err.empty())
+      die("--comm mpi: " + err);
+    // Rank 0 goes on to assemble and check; it finalizes however it exits.
+    std::atexit(MpiRun::finalize);
+  }
   if (!inputDir.empty() && seed.getNumOccurrences())
     die("--input-dir and --seed exclude each other");
   if (steps < 1)
     die("--steps must be at least 1");
-  if (commKind == "mpi")
-    die("--comm mpi: the MPI communicator is not part of this build yet; use "
-        "--comm inproc");
-  if (commKind != "inproc")
+  if (commKind != "inproc" && commKind != "mpi")
     die("--comm must be inproc or mpi, not '" + commKind + "'");
 
   if (partitionMode != "auto" && partitionMode != "on" &&
@@ -320,64 +326,89 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Run all ranks.
-  auto world =
-      ThreadCollectives::makeWorld(mesh, timeoutSeconds, verifyCollectives);
+  // Run the ranks: all as threads of this process (inproc), or this
+  // process's rank of an mpirun job (mpi).
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
   std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
   double stepSeconds = 0; // rank 0's mean time per step
-  std::vector<std::thread> threads;
-  for (int64_t d = 0; d < numRanks; ++d) {
-    threads.emplace_back([&, d] {
-      ThreadCollectives comm(world, d);
-      if (d == mismatchRank)
-        comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
-      Executor executor(schedule, program.kernels.functions, &comm);
-      if (d == failRank)
-        executor.failBeforeStep(failStep);
-      std::vector<void *> args;
-      for (std::vector<char> &block : local[d])
-        args.push_back(block.data());
-      auto start = std::chrono::steady_clock::now();
-      for (int64_t s = 0; s < steps; ++s) {
-        if (std::string err = executor.run(args, localShapes[d]);
-            !err.empty()) {
-          errors[d] = "rank " + std::to_string(d) + ": " + err;
-          comm.abort(err);
-          return;
-        }
-        if (s + 1 < steps) {
-          // Result i becomes argument i of the next step.
-          for (size_t i = 0;
-               i < schedule.results.size() && i < schedule.args.size(); ++i)
-            if (schedule.results[i].type == schedule.args[i].type &&
-                executor.resultShape(i) == localShapes[d][i])
-              std::memmove(args[i], executor.result(i, args),
-                           local[d][i].size());
-          // Progress: about ten lines however many steps.
-          if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
-            llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
-                         << " done\n";
-        }
+  // One rank's steps; on failure records the error and calls `abort`.
+  auto runRank = [&](int64_t d, Collectives *comm,
+                     const std::function<void(const std::string &)> &abort) {
+    Executor executor(schedule, program.kernels.functions, comm);
+    if (d == failRank)
+      executor.failBeforeStep(failStep);
+    std::vector<void *> args;
+    for (std::vector<char> &block : local[d])
+      args.push_back(block.data());
+    auto start = std::chrono::steady_clock::now();
+    for (int64_t s = 0; s < steps; ++s) {
+      if (std::string err = executor.run(args, localShapes[d]); !err.empty()) {
+        errors[d] = "rank " + std::to_string(d) + ": " + err;
+        abort(err);
+        return;
       }
-      if (d == 0)
-        stepSeconds = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count() /
-                      static_cast<double>(steps);
-      for (size_t i = 0; i < schedule.results.size(); ++i) {
-        const auto *data = static_cast<const char *>(executor.result(i, args));
-        Shape shape = executor.resultShape(i);
-        outShapes[d].push_back(shape);
-        outputs[d].emplace_back(data,
-                                data + numElements(shape) *
-                                           elemSize(schedule.results[i].type));
+      if (s + 1 < steps) {
+        // Result i becomes argument i of the next step.
+        for (size_t i = 0;
+             i < schedule.results.size() && i < schedule.args.size(); ++i)
+          if (schedule.results[i].type == schedule.args[i].type &&
+              executor.resultShape(i) == localShapes[d][i])
+            std::memmove(args[i], executor.result(i, args), local[d][i].size());
+        // Progress: about ten lines however many steps.
+        if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
+          llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
+                       << " done\n";
       }
+    }
+    if (d == 0)
+      stepSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count() /
+                    static_cast<double>(steps);
+    for (size_t i = 0; i < schedule.results.size(); ++i) {
+      const auto *data = static_cast<const char *>(executor.result(i, args));
+      Shape shape = executor.resultShape(i);
+      outShapes[d].push_back(shape);
+      outputs[d].emplace_back(
+          data, data + numElements(shape) * elemSize(schedule.results[i].type));
+    }
+  };
+  if (commKind == "mpi") {
+    std::string err;
+    std::unique_ptr<MpiRun> mpi =
+        MpiRun::create(mesh, timeoutSeconds, verifyCollectives, err);
+    if (!mpi)
+      die("--comm mpi: " + err);
+    int64_t d = mpi->device();
+    // MpiRun::abort prints the reason and stops every process of the job.
+    runRank(d, &mpi->collectives(), [&](const std::string &e) {
+      mpi->abort("rank " + std::to_string(d) + ": " + e);
     });
+    // Rank 0 assembles and checks: every rank's results come to it.
+    if (std::string e = mpi->gatherResults(schedule, outputs, outShapes);
+        !e.empty())
+      mpi->abort(e);
+    mpi.reset();
+    if (d != 0) {
+      MpiRun::finalize();
+      return 0;
+    }
+  } else {
+    auto world =
+        ThreadCollectives::makeWorld(mesh, timeoutSeconds, verifyCollectives);
+    std::vector<std::thread> threads;
+    for (int64_t d = 0; d < numRanks; ++d) {
+      threads.emplace_back([&, d] {
+        ThreadCollectives comm(world, d);
+        if (d == mismatchRank)
+          comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
+        runRank(d, &comm, [&](const std::string &err) { comm.abort(err); });
+      });
+    }
+    for (std::thread &t : threads)
+      t.join();
   }
-  for (std::thread &t : threads)
-    t.join();
   // Every rank's error: a failure on one rank stops the others, each
   // saying why.
   bool failed = false;

@@ -1,0 +1,48 @@
+//===- CommCollectives.h - Plan collectives over a Communicator -*- C++ -*-===//
+//
+// The plan executor's collective interface (runtime/Collectives.h) on top of
+// the runtime communicators (runtime/Communicator.h: InProcessComm,
+// MpiComm, later NCCL): element types map to DTypes, the plan's expected
+// output shape becomes the output capacity and is checked against the shape
+// the communicator computed from what the group exchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_COMMCOLLECTIVES_H
+#define SPMD_RUNTIME_COMMCOLLECTIVES_H
+
+#include "runtime/Collectives.h"
+#include "runtime/Communicator.h"
+
+namespace spmd::plan {
+
+class CommCollectives final : public Collectives {
+public:
+  explicit CommCollectives(Communicator &comm) : comm(comm) {}
+  const Mesh &mesh() const override { return comm.mesh(); }
+  int64_t device() const override { return comm.device(); }
+  std::string allGather(const void *in, const Shape &inShape, void *out,
+                        const Shape &outShape, ElemType type,
+                        const std::vector<int64_t> &axes, int64_t dim) override;
+  std::string allReduce(const void *in, const Shape &shape, void *out,
+                        ElemType type, const std::vector<int64_t> &axes,
+                        ReduceKind kind) override;
+  std::string reduceScatter(const void *in, const Shape &inShape, void *out,
+                            const Shape &outShape, ElemType type,
+                            const std::vector<int64_t> &axes, int64_t dim,
+                            ReduceKind kind) override;
+  std::string allToAll(const void *in, const Shape &inShape, void *out,
+                       const Shape &outShape, ElemType type,
+                       const std::vector<int64_t> &axes, int64_t split,
+                       int64_t concat) override;
+
+private:
+  Communicator &comm;
+};
+
+/// The communicator's element type of a plan element type (none for i8).
+std::optional<DType> toDType(ElemType type);
+
+} // namespace spmd::plan
+
+#endif // SPMD_RUNTIME_COMMCOLLECTIVES_H
