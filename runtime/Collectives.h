@@ -8,10 +8,8 @@
 // whose exchanged shapes give another one fails instead of writing past the
 // buffer. Errors come back as a message ("" is success).
 //
-// NOTE for integration: the runtime communicators (runtime/Communicator.h,
-// in-process and MPI) offer these operations; an adapter from that interface
-// to this one is all the executor needs. ThreadCollectives below is a small
-// in-process implementation for the plan tests.
+// The runtime communicators (runtime/Communicator.h: in-process, MPI)
+// implement it through the adapter runtime/CommCollectives.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +18,7 @@
 
 #include "runtime/Plan.h"
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 namespace spmd::plan {
 
@@ -52,57 +48,6 @@ public:
                                const Shape &outShape, ElemType type,
                                const std::vector<int64_t> &axes, int64_t split,
                                int64_t concat) = 0;
-};
-
-/// State shared by the ranks of one in-process world.
-struct ThreadWorldState;
-
-/// All ranks as threads of one process: members publish their input blocks,
-/// wait for each other, compute their own output from the members' blocks,
-/// and wait again before anyone reuses its input.
-class ThreadCollectives final : public Collectives {
-public:
-  ThreadCollectives(std::shared_ptr<ThreadWorldState> world, int64_t device);
-  const Mesh &mesh() const override;
-  int64_t device() const override { return theDevice; }
-  std::string allGather(const void *in, const Shape &inShape, void *out,
-                        const Shape &outShape, ElemType type,
-                        const std::vector<int64_t> &axes, int64_t dim) override;
-  std::string allReduce(const void *in, const Shape &shape, void *out,
-                        ElemType type, const std::vector<int64_t> &axes,
-                        ReduceKind kind) override;
-  std::string reduceScatter(const void *in, const Shape &inShape, void *out,
-                            const Shape &outShape, ElemType type,
-                            const std::vector<int64_t> &axes, int64_t dim,
-                            ReduceKind kind) override;
-  std::string allToAll(const void *in, const Shape &inShape, void *out,
-                       const Shape &outShape, ElemType type,
-                       const std::vector<int64_t> &axes, int64_t split,
-                       int64_t concat) override;
-  /// Makes every pending and later collective of every rank fail.
-  void abort(const std::string &reason);
-  /// Tests: appended to this rank's fingerprints, to fake a rank running a
-  /// different collective.
-  void setFingerprintSalt(std::string salt) { this->salt = std::move(salt); }
-
-  /// With `verifyCollectives`, each collective first compares a fingerprint
-  /// (kind, group axes, dtype, the dims that must agree, sequence number)
-  /// across the group; the first mismatch fails every rank, naming both.
-  static std::shared_ptr<ThreadWorldState>
-  makeWorld(const Mesh &mesh, double timeoutSeconds = 60,
-            bool verifyCollectives = false);
-
-private:
-  std::string publishAndWait(const void *in, const Shape &shape,
-                             const char *kind, ElemType type,
-                             const std::vector<int64_t> &axes, int64_t free,
-                             const std::string &params);
-  std::string finish();
-
-  std::shared_ptr<ThreadWorldState> world;
-  int64_t theDevice;
-  uint64_t sequence = 0;
-  std::string salt;
 };
 
 /// Copies the box of size `extent` at `srcOffset` of a row-major `src` to

@@ -63,7 +63,7 @@ std::string CommCollectives::allReduce(const void *in, const Shape &shape,
                                        const std::vector<int64_t> &axes,
                                        ReduceKind kind) {
   return run(in, shape, out, shape, type, [&](const InBlock &b, OutBlock o) {
-    return comm.allReduce(b, o, axes, kind);
+    return comm.allReduce(b, o, axes, mismatch ? ReduceKind::Max : kind);
   });
 }
 

@@ -20,6 +20,7 @@ class CommCollectives final : public Collectives {
 public:
   explicit CommCollectives(Communicator &comm) : comm(comm) {}
   const Mesh &mesh() const override { return comm.mesh(); }
+  Communicator &communicator() { return comm; }
   int64_t device() const override { return comm.device(); }
   std::string allGather(const void *in, const Shape &inShape, void *out,
                         const Shape &outShape, ElemType type,
@@ -36,8 +37,13 @@ public:
                        const std::vector<int64_t> &axes, int64_t split,
                        int64_t concat) override;
 
+  /// Tests: this rank's all-reduces use max instead of the plan's kind, a
+  /// mismatched collective for --verify-collectives to catch.
+  void mismatchForTesting() { mismatch = true; }
+
 private:
   Communicator &comm;
+  bool mismatch = false;
 };
 
 /// The communicator's element type of a plan element type (none for i8).

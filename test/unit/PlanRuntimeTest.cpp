@@ -1,7 +1,8 @@
 //===- PlanRuntimeTest.cpp - plan model, executor, collectives, npy ------===//
 
-#include "runtime/Collectives.h"
+#include "runtime/CommCollectives.h"
 #include "runtime/Executor.h"
+#include "runtime/InProcessComm.h"
 #include "runtime/PlanNpy.h"
 
 #include <gtest/gtest.h>
@@ -20,18 +21,15 @@ std::vector<float> iota(int64_t n, float start = 0) {
   return v;
 }
 
-/// Runs `fn(comm)` on every rank of `mesh` as threads.
+/// Runs `fn(comm)` on every rank of `mesh` as threads (runtime/InProcessComm
+/// through the executor's Collectives interface).
 void runRanks(const Mesh &mesh,
-              const std::function<void(ThreadCollectives &)> &fn) {
-  auto world = ThreadCollectives::makeWorld(mesh);
-  std::vector<std::thread> threads;
-  for (int64_t d = 0; d < mesh.numDevices(); ++d)
-    threads.emplace_back([&, d] {
-      ThreadCollectives comm(world, d);
-      fn(comm);
-    });
-  for (std::thread &t : threads)
-    t.join();
+              const std::function<void(CommCollectives &)> &fn) {
+  InProcessWorld world(mesh);
+  world.run([&](InProcessComm &rank) {
+    CommCollectives comm(rank);
+    fn(comm);
+  });
 }
 } // namespace
 
@@ -148,7 +146,7 @@ TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
   ASSERT_EQ(s.validate(), "");
   std::vector<Shape> shapes(4);
   std::vector<std::vector<float>> values(4);
-  runRanks(s.mesh, [&](ThreadCollectives &comm) {
+  runRanks(s.mesh, [&](CommCollectives &comm) {
     Executor exec(s, {}, &comm);
     std::vector<float> xv = iota(5);
     std::vector<void *> args{xv.data()};
@@ -179,7 +177,7 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
   // n = 5 over 4 members: torch.chunk sizes 2, 2, 1, 0.
   Mesh mesh{{"tp"}, {4}};
   std::vector<std::vector<float>> gathered(4), scattered(4);
-  runRanks(mesh, [&](ThreadCollectives &comm) {
+  runRanks(mesh, [&](CommCollectives &comm) {
     int64_t d = comm.device();
     Range r = chunkRange(5, 4, d);
     std::vector<float> mine(r.size * 2);
@@ -212,7 +210,7 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
 TEST(PlanRuntime, AllReduceInPlaceOverOneAxisOf2D) {
   Mesh mesh{{"dp", "tp"}, {2, 3}};
   std::vector<std::vector<float>> out(6);
-  runRanks(mesh, [&](ThreadCollectives &comm) {
+  runRanks(mesh, [&](CommCollectives &comm) {
     int64_t d = comm.device();
     std::vector<float> v{static_cast<float>(d), 1.0f};
     EXPECT_EQ(comm.allReduce(v.data(), {2}, v.data(), ElemType::F32, {1},
@@ -229,7 +227,7 @@ TEST(PlanRuntime, AllToAllMovesShardsBetweenDims) {
   // Global 4x4 iota, S(0) on 2 members -> S(1).
   Mesh mesh{{"tp"}, {2}};
   std::vector<std::vector<float>> out(2);
-  runRanks(mesh, [&](ThreadCollectives &comm) {
+  runRanks(mesh, [&](CommCollectives &comm) {
     int64_t d = comm.device();
     std::vector<float> mine = iota(8, 8.0f * d); // rows 2d, 2d+1
     std::vector<float> o(8, -1);
@@ -245,29 +243,31 @@ TEST(PlanRuntime, AllToAllMovesShardsBetweenDims) {
 TEST(PlanRuntime, GatherIntoAWrongOutputShapeFailsOnEveryMember) {
   Mesh mesh{{"tp"}, {2}};
   std::vector<std::string> errors(2);
-  runRanks(mesh, [&](ThreadCollectives &comm) {
+  runRanks(mesh, [&](CommCollectives &comm) {
     std::vector<float> mine(3, 1.0f), out(4);
     errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {4},
                                            ElemType::F32, {0}, 0);
   });
   for (const std::string &err : errors)
-    EXPECT_EQ(err, "all_gather: the group's blocks give an output of shape "
-                   "[6], the plan's output buffer is [4]");
+    EXPECT_EQ(err, "allGather #0 on mesh axes [tp] (ranks 0, 1): member 0 "
+                   "(rank 0) has an output buffer of 16 bytes but its result "
+                   "[6] needs 24");
 }
 
 TEST(PlanRuntime, AbortFailsTheOtherRanks) {
   Mesh mesh{{"x"}, {2}};
   std::vector<std::string> errors(2);
-  runRanks(mesh, [&](ThreadCollectives &comm) {
+  runRanks(mesh, [&](CommCollectives &comm) {
     if (comm.device() == 1) {
-      comm.abort("injected fault");
+      comm.communicator().abort("injected fault");
       return;
     }
     float v = 1;
     errors[0] =
         comm.allReduce(&v, {1}, &v, ElemType::F32, {0}, ReduceKind::Sum);
   });
-  EXPECT_EQ(errors[0], "rank 1 failed: injected fault");
+  EXPECT_EQ(errors[0], "allReduce #0 on mesh axes [x] (ranks 0, 1): aborted: "
+                       "rank 1 aborted: injected fault");
 }
 
 TEST(PlanRuntime, NpyRoundTripAndErrors) {

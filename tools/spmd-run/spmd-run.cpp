@@ -23,7 +23,7 @@
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 #include "runtime/PlanNpy.h"
-#include "tools/spmd-run/MpiRun.h"
+#include "tools/spmd-run/Ranks.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -395,19 +395,10 @@ int main(int argc, char **argv) {
       return 0;
     }
   } else {
-    auto world =
-        ThreadCollectives::makeWorld(mesh, timeoutSeconds, verifyCollectives);
-    std::vector<std::thread> threads;
-    for (int64_t d = 0; d < numRanks; ++d) {
-      threads.emplace_back([&, d] {
-        ThreadCollectives comm(world, d);
-        if (d == mismatchRank)
-          comm.setFingerprintSalt(" (rank " + std::to_string(d) + " differs)");
-        runRank(d, &comm, [&](const std::string &err) { comm.abort(err); });
-      });
-    }
-    for (std::thread &t : threads)
-      t.join();
+    runInProcess(mesh, timeoutSeconds, verifyCollectives, mismatchRank,
+                 [&](int64_t d, Collectives &comm, const AbortFn &abort) {
+                   runRank(d, &comm, abort);
+                 });
   }
   // Every rank's error: a failure on one rank stops the others, each
   // saying why.

@@ -1,8 +1,9 @@
-//===- MpiRun.cpp - spmd-run's --comm mpi: one rank per process -----------===//
+//===- Ranks.cpp - spmd-run's ranks: threads (inproc) or processes (mpi) --===//
 
-#include "tools/spmd-run/MpiRun.h"
+#include "tools/spmd-run/Ranks.h"
 
 #include "runtime/CommCollectives.h"
+#include "runtime/InProcessComm.h"
 #ifdef SPMD_HAVE_MPI
 #include "runtime/MpiComm.h"
 #endif
@@ -13,6 +14,21 @@
 using namespace spmd;
 using plan::ElemType;
 using plan::Schedule;
+
+void spmd::runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
+                        int64_t mismatchRank, const RankFn &fn) {
+  InProcessOptions options;
+  options.timeoutSeconds = timeoutSeconds;
+  options.verifyCollectives = verify;
+  InProcessWorld world(mesh, options);
+  world.run([&](InProcessComm &rank) {
+    plan::CommCollectives comm(rank);
+    if (rank.device() == mismatchRank)
+      comm.mismatchForTesting();
+    fn(rank.device(), comm,
+       [&](const std::string &reason) { rank.abort(reason); });
+  });
+}
 
 MpiRun::~MpiRun() = default;
 
