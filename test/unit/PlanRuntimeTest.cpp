@@ -254,6 +254,32 @@ TEST(PlanRuntime, GatherIntoAWrongOutputShapeFailsOnEveryMember) {
                    "[6] needs 24");
 }
 
+TEST(PlanRuntime, GatherIntoALargerPlannedShapeFails) {
+  // The buffer has room, but the group's blocks give another shape than
+  // the plan's: CommCollectives refuses rather than leave garbage.
+  Mesh mesh{{"tp"}, {2}};
+  std::vector<std::string> errors(2);
+  runRanks(mesh, [&](CommCollectives &comm) {
+    std::vector<float> mine(3, 1.0f), out(8);
+    errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {8},
+                                           ElemType::F32, {0}, 0);
+  });
+  for (const std::string &err : errors)
+    EXPECT_EQ(err, "the group's blocks give shape [6], the plan expects [8]");
+}
+
+TEST(PlanRuntime, I8CollectivesAreRefused) {
+  Mesh mesh{{"tp"}, {2}};
+  std::vector<std::string> errors(2);
+  runRanks(mesh, [&](CommCollectives &comm) {
+    int8_t v = 1;
+    errors[comm.device()] =
+        comm.allReduce(&v, {1}, &v, ElemType::I8, {0}, ReduceKind::Sum);
+  });
+  for (const std::string &err : errors)
+    EXPECT_EQ(err, "collectives on i8 are not supported by the communicator");
+}
+
 TEST(PlanRuntime, AbortFailsTheOtherRanks) {
   Mesh mesh{{"x"}, {2}};
   std::vector<std::string> errors(2);
