@@ -819,6 +819,14 @@ private:
     return kind;
   }
 
+  /// Number of distinct ops using `v` (a reduction of `v` serves them all).
+  static unsigned numUsers(Value v) {
+    SmallPtrSet<Operation *, 8> ops;
+    for (Operation *user : v.getUsers())
+      ops.insert(user);
+    return std::max<unsigned>(1, ops.size());
+  }
+
   Value slotValue(Operation *op, unsigned slot) {
     return slot < op->getNumOperands()
                ? op->getOperand(slot)
@@ -829,7 +837,9 @@ private:
   /// null for non-tensor slots).
   SmallVector<AxisChoice> decide(const OpRule &rule,
                                  ArrayRef<const PartialLayout *> known,
-                                 ArrayRef<double> bytes, ArrayRef<bool> pinned);
+                                 ArrayRef<double> bytes, ArrayRef<bool> pinned,
+                                 ArrayRef<unsigned> users,
+                                 ArrayRef<Type> slotTypes);
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
   void visit(Operation *op);
@@ -871,7 +881,9 @@ private:
 SmallVector<AxisChoice>
 FunctionPropagation::decide(const OpRule &rule,
                             ArrayRef<const PartialLayout *> known,
-                            ArrayRef<double> bytes, ArrayRef<bool> pinned) {
+                            ArrayRef<double> bytes, ArrayRef<bool> pinned,
+                            ArrayRef<unsigned> users,
+                            ArrayRef<Type> slotTypes) {
   SmallVector<AxisChoice> choices;
   for (int64_t a = 0; a < mesh.rank(); ++a) {
     // Axes already splitting each factor (for reshape boundaries).
@@ -915,24 +927,47 @@ FunctionPropagation::decide(const OpRule &rule,
     for (auto [i, c] : llvm::enumerate(candidates)) {
       double cost = 0;
       for (unsigned s = 0; s < known.size(); ++s) {
-        if (!known[s] || !(*known[s])[a])
-          continue;
-        Placement have = *(*known[s])[a];
-        Placement need = required(rule, s, c);
-        // A result layout the user wrote on the op is a requirement.
-        if (pinned[s] && have != need)
-          cost += kPinnedMismatchCost;
-        if (bytes[s] == 0)
+        if (!known[s])
           continue;
         double groupBytes = bytes[s];
         for (int64_t b = 0; b < mesh.rank(); ++b)
           if (b != a && (*known[s])[b] && (*known[s])[b]->isShard())
             groupBytes /= double(mesh.axisSizes[b]);
-        cost += rule.isResult(s)
-                    ? ::spmd::axisReshardCost(need, have, mesh.axisSizes[a],
-                                              groupBytes, costParams)
-                    : ::spmd::axisReshardCost(have, need, mesh.axisSizes[a],
-                                              groupBytes, costParams);
+        Placement need = required(rule, s, c);
+        if (!(*known[s])[a]) {
+          // Look ahead: a result made partial will have to be reduced
+          // somewhere downstream (unless a consumer absorbs it, which the
+          // consumer's own choice will weigh again). Charge that reduction
+          // now so that a partial moves on only while it stays no more
+          // expensive to reduce than the operand it came from.
+          // A dynamic result's size is a guess: no lookahead there.
+          if (rule.isResult(s) && need.isPartial() && bytes[s] != 0 &&
+              cast<RankedTensorType>(slotTypes[s]).hasStaticShape())
+            cost += ::spmd::axisReshardCost(need, Placement::replicate(),
+                                            mesh.axisSizes[a], groupBytes,
+                                            costParams);
+          continue;
+        }
+        Placement have = *(*known[s])[a];
+        // A result layout the user wrote on the op is a requirement.
+        if (pinned[s] && have != need)
+          cost += kPinnedMismatchCost;
+        if (bytes[s] == 0)
+          continue;
+        if (rule.isResult(s)) {
+          cost += ::spmd::axisReshardCost(need, have, mesh.axisSizes[a],
+                                          groupBytes, costParams);
+          continue;
+        }
+        double c = ::spmd::axisReshardCost(have, need, mesh.axisSizes[a],
+                                           groupBytes, costParams);
+        // Reducing a partial operand is one collective however many ops use
+        // the reduced value (the constrain is shared): this use pays its
+        // share. Keeping the partial instead multiplies reductions by the
+        // fan-out, which the per-result lookahead above charges.
+        if (have.isPartial() && !need.isPartial() && users[s] > 1)
+          c /= double(users[s]);
+        cost += c;
       }
       if (best < 0 || cost < bestCost * (1 - 1e-9)) {
         best = i;
@@ -1020,16 +1055,21 @@ void FunctionPropagation::visit(Operation *op) {
   SmallVector<const PartialLayout *> known(numSlots, nullptr);
   SmallVector<double> bytes(numSlots, 0);
   SmallVector<bool> pinned(numSlots, false);
+  SmallVector<unsigned> users(numSlots, 1);
+  SmallVector<Type> types(numSlots);
   for (unsigned s = 0; s < numSlots; ++s) {
     Value v = slotValue(op, s);
+    types[s] = v.getType();
     pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
+    if (!rule.isResult(s))
+      users[s] = numUsers(v);
     if (rule.slotDims[s] && isRankedTensor(v)) {
       storage[s] = state(v);
       known[s] = &storage[s];
       bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
-  SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
+  SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned, users, types);
   for (unsigned s = 0; s < numSlots; ++s) {
     if (!known[s])
       continue;
@@ -1147,9 +1187,14 @@ LogicalResult FunctionPropagation::materialize() {
       SmallVector<const PartialLayout *> known(numSlots, nullptr);
       SmallVector<double> bytes(numSlots, 0);
       SmallVector<bool> pinned(numSlots, false);
+      SmallVector<unsigned> users(numSlots, 1);
+      SmallVector<Type> types(numSlots);
       for (unsigned s = 0; s < numSlots; ++s) {
         Value v = slotValue(op, s);
+        types[s] = v.getType();
         pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
+        if (!rule.isResult(s))
+          users[s] = numUsers(v);
         if (!rule.slotDims[s] || !isRankedTensor(v))
           continue;
         bytes[s] = movedBytes(v, rule.isResult(s));
@@ -1162,7 +1207,8 @@ LogicalResult FunctionPropagation::materialize() {
           storage[s].push_back(p);
         known[s] = &storage[s];
       }
-      SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
+      SmallVector<AxisChoice> choices =
+          decide(rule, known, bytes, pinned, users, types);
       auto requiredLayout = [&](unsigned s) {
         Layout l = Layout::replicated(mesh.rank());
         for (int64_t a = 0; a < mesh.rank(); ++a)
