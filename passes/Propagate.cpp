@@ -878,12 +878,10 @@ private:
   DenseMap<std::pair<Value, Attribute>, Value> constrainCache;
 };
 
-SmallVector<AxisChoice>
-FunctionPropagation::decide(const OpRule &rule,
-                            ArrayRef<const PartialLayout *> known,
-                            ArrayRef<double> bytes, ArrayRef<bool> pinned,
-                            ArrayRef<unsigned> users,
-                            ArrayRef<Type> slotTypes) {
+SmallVector<AxisChoice> FunctionPropagation::decide(
+    const OpRule &rule, ArrayRef<const PartialLayout *> known,
+    ArrayRef<double> bytes, ArrayRef<bool> pinned, ArrayRef<unsigned> users,
+    ArrayRef<Type> slotTypes) {
   SmallVector<AxisChoice> choices;
   for (int64_t a = 0; a < mesh.rank(); ++a) {
     // Axes already splitting each factor (for reshape boundaries).
@@ -1069,7 +1067,8 @@ void FunctionPropagation::visit(Operation *op) {
       bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
-  SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned, users, types);
+  SmallVector<AxisChoice> choices =
+      decide(rule, known, bytes, pinned, users, types);
   for (unsigned s = 0; s < numSlots; ++s) {
     if (!known[s])
       continue;
