@@ -43,8 +43,9 @@
 //    one factor per loop from the indexing maps. A dim whose map expression is
 //    not a plain loop dim has no factor, and the loops in such an expression
 //    (and loops appearing twice in one operand, and parallel loops missing
-//    from some init, and loops the payload reads with linalg.index) cannot
-//    be split. A reduction loop can be split only when every result's
+//    from some init) cannot be split; loops the payload reads with
+//    linalg.index can (spmd-partition offsets the index by the rank's
+//    chunk offset). A reduction loop can be split only when every result's
 //    combiner is known: yield(out OP x) with OP addf/addi -> sum,
 //    maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui ->
 //    min. Results are tied to their inits (same layout). Partial alts
@@ -401,13 +402,8 @@ static OpRule linalgRule(linalg::LinalgOp op) {
     for (Factor &f : rule.factors)
       if (f.kind == Factor::Kind::Reduction)
         f.kind = Factor::Kind::Opaque;
-  // A loop the payload reads through linalg.index would need its offset
-  // rewritten per shard: keep it whole.
-  if (Block *body = op.getBlock())
-    body->walk([&](linalg::IndexOp index) {
-      if (index.getDim() < numLoops)
-        rule.factors[index.getDim()].kind = Factor::Kind::Opaque;
-    });
+  // A loop the payload reads through linalg.index may be split: the
+  // partitioner adds the rank's chunk offset to the index.
 
   // Partial alts from the payload's linearity.
   Block *body = op.getBlock();
