@@ -127,6 +127,7 @@
 #include "llvm/ADT/SmallBitVector.h"
 
 #include <deque>
+#include <queue>
 
 namespace spmd {
 #define GEN_PASS_DEF_SPMDPROPAGATE
@@ -835,10 +836,12 @@ private:
                                  ArrayRef<const PartialLayout *> known,
                                  ArrayRef<double> bytes, ArrayRef<bool> pinned,
                                  ArrayRef<unsigned> users,
-                                 ArrayRef<Type> slotTypes);
+                                 ArrayRef<Type> slotTypes,
+                                 double *totalCost = nullptr);
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
-  void visit(Operation *op);
+  /// With `force` false, a choice that communicates is deferred (see run()).
+  void visit(Operation *op, bool force = false);
   void assign(Value v, int64_t axis, Placement p);
   void enqueue(Operation *op);
   void enqueueNeighbours(Value v);
@@ -867,6 +870,18 @@ private:
   /// Layouts given by `spmd.layout` op attributes before the pass.
   DenseMap<Value, Layout> userResultLayouts;
   std::deque<Operation *> worklist;
+  /// Ops whose choice communicates, cheapest first (then first deferred).
+  struct Deferred {
+    double cost;
+    uint64_t seq;
+    Operation *op;
+    bool operator>(const Deferred &o) const {
+      return cost != o.cost ? cost > o.cost : seq > o.seq;
+    }
+  };
+  std::priority_queue<Deferred, std::vector<Deferred>, std::greater<Deferred>>
+      deferred;
+  uint64_t deferSeq = 0;
   DenseSet<Operation *> queued;
   bool changed = false;
   /// Layout of each value after materialization.
@@ -877,8 +892,10 @@ private:
 SmallVector<AxisChoice> FunctionPropagation::decide(
     const OpRule &rule, ArrayRef<const PartialLayout *> known,
     ArrayRef<double> bytes, ArrayRef<bool> pinned, ArrayRef<unsigned> users,
-    ArrayRef<Type> slotTypes) {
+    ArrayRef<Type> slotTypes, double *totalCost) {
   SmallVector<AxisChoice> choices;
+  if (totalCost)
+    *totalCost = 0;
   for (int64_t a = 0; a < mesh.rank(); ++a) {
     // Axes already splitting each factor (for reshape boundaries).
     auto splitOk = [&](int f) {
@@ -969,6 +986,8 @@ SmallVector<AxisChoice> FunctionPropagation::decide(
       }
     }
     choices.push_back(candidates[best]);
+    if (totalCost)
+      *totalCost += bestCost;
   }
   return choices;
 }
@@ -999,7 +1018,7 @@ void FunctionPropagation::assign(Value v, int64_t axis, Placement p) {
   changed = true;
 }
 
-void FunctionPropagation::visit(Operation *op) {
+void FunctionPropagation::visit(Operation *op, bool force) {
   switch (kindOf(op)) {
   case OpKind::Skip:
     return;
@@ -1063,8 +1082,23 @@ void FunctionPropagation::visit(Operation *op) {
       bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
+  double cost = 0;
   SmallVector<AxisChoice> choices =
-      decide(rule, known, bytes, pinned, users, types);
+      decide(rule, known, bytes, pinned, users, types, &cost);
+  if (!force && cost > 0) {
+    // The choice communicates: defer it while free propagation remains, so
+    // that the layouts it would fill can still come from a choice that
+    // costs nothing; deferred ops are then decided cheapest first.
+    bool fills = false;
+    for (unsigned s = 0; s < numSlots && !fills; ++s)
+      if (known[s])
+        for (int64_t a = 0; a < mesh.rank(); ++a)
+          fills |= choices[a].kind != AxisChoice::Kind::None && !(*known[s])[a];
+    if (fills) {
+      deferred.push({cost, deferSeq++, op});
+      return;
+    }
+  }
   for (unsigned s = 0; s < numSlots; ++s) {
     if (!known[s])
       continue;
@@ -1287,11 +1321,25 @@ LogicalResult FunctionPropagation::run() {
   // Every visit that changes something fills at least one unknown
   // placement, so this terminates; the bound guards against mistakes.
   size_t budget = 64 * (worklist.size() + 1) * (mesh.rank() + 1) + 1024;
-  while (!worklist.empty() && budget-- > 0) {
-    Operation *op = worklist.front();
-    worklist.pop_front();
-    queued.erase(op);
-    visit(op);
+  // Free propagation first (choices that need no communication); when none
+  // is left, the cheapest deferred choice is made and free propagation
+  // resumes from it. An entry is stale when its op is queued again (it will
+  // be costed afresh) or was decided since (the forced visit changes
+  // nothing then).
+  while (budget-- > 0) {
+    if (!worklist.empty()) {
+      Operation *op = worklist.front();
+      worklist.pop_front();
+      queued.erase(op);
+      visit(op);
+      continue;
+    }
+    if (deferred.empty())
+      break;
+    Operation *op = deferred.top().op;
+    deferred.pop();
+    if (!queued.count(op))
+      visit(op, /*force=*/true);
   }
   return materialize();
 }
