@@ -816,12 +816,22 @@ private:
     return kind;
   }
 
-  /// Number of distinct ops using `v` (a reduction of `v` serves them all).
+  /// Number of distinct ops using `v` (a reduction of `v` serves them all),
+  /// counted up to a cap (a share below 1/16 changes no decision).
   static unsigned numUsers(Value v) {
-    SmallPtrSet<Operation *, 8> ops;
+    SmallPtrSet<Operation *, 16> ops;
     for (Operation *user : v.getUsers())
-      ops.insert(user);
+      if (ops.insert(user).second && ops.size() == 16)
+        break;
     return std::max<unsigned>(1, ops.size());
+  }
+  /// Is `v` known partial on some mesh axis (only then its users matter)?
+  bool isPartialAnywhere(Value v) {
+    auto it = layouts.find(v);
+    return it != layouts.end() &&
+           llvm::any_of(it->second, [](const std::optional<Placement> &p) {
+             return p && p->isPartial();
+           });
   }
 
   Value slotValue(Operation *op, unsigned slot) {
@@ -1074,7 +1084,7 @@ void FunctionPropagation::visit(Operation *op, bool force) {
     Value v = slotValue(op, s);
     types[s] = v.getType();
     pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
-    if (!rule.isResult(s))
+    if (!rule.isResult(s) && isPartialAnywhere(v))
       users[s] = numUsers(v);
     if (rule.slotDims[s] && isRankedTensor(v)) {
       storage[s] = state(v);
@@ -1177,10 +1187,16 @@ LogicalResult FunctionPropagation::materialize() {
     switch (kindOf(op)) {
     case OpKind::Skip:
       continue;
-    case OpKind::Constrain:
-      actual[op->getResult(0)] =
-          cast<::spmd::ConstrainOp>(op).getLayout().toLayout();
+    case OpKind::Constrain: {
+      auto constrain = cast<::spmd::ConstrainOp>(op);
+      actual[constrain.getResult()] = constrain.getLayout().toLayout();
+      // A later op needing the input in this layout reuses this reshard (a
+      // backward op reading the activation a forward constrain gathered).
+      constrainCache.try_emplace(
+          {constrain.getInput(), Attribute(constrain.getLayout())},
+          constrain.getResult());
       continue;
+    }
     case OpKind::Return:
       for (OpOperand &operand : op->getOpOperands()) {
         Value v = operand.get();
@@ -1222,7 +1238,7 @@ LogicalResult FunctionPropagation::materialize() {
         Value v = slotValue(op, s);
         types[s] = v.getType();
         pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
-        if (!rule.isResult(s))
+        if (!rule.isResult(s) && actual.lookup(v).hasPartial())
           users[s] = numUsers(v);
         if (!rule.slotDims[s] || !isRankedTensor(v))
           continue;
