@@ -1132,6 +1132,28 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
     if (cached.getParentBlock() == before->getBlock())
       return cached;
   OpBuilder builder(before);
+  // A transpose of a value already gathered to `to` (replicated): transpose
+  // the gathered copy instead of gathering the transposed one again.
+  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>();
+      transpose && to.isReplicated()) {
+    Value in = transpose.getInput();
+    Value gathered = constrainCache.lookup({in, Attribute(toAttr)});
+    if (!gathered && actual.lookup(in) == to)
+      gathered = in;
+    auto init = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
+    if (gathered && init && gathered.getParentBlock() == before->getBlock()) {
+      Operation *empty = builder.clone(*init);
+      empty->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+      actual[empty->getResult(0)] = to;
+      auto copy = linalg::TransposeOp::create(builder, transpose.getLoc(),
+                                              gathered, empty->getResult(0),
+                                              transpose.getPermutation());
+      copy->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+      actual[copy->getResult(0)] = to;
+      constrainCache[key] = copy->getResult(0);
+      return copy->getResult(0);
+    }
+  }
   // An empty tensor has no contents to move: make another one instead.
   if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
     Operation *clone = builder.clone(*empty);
