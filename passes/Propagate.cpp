@@ -103,12 +103,28 @@
 // known placements (Shard of the factor of each S(d), Partial alts for each
 // P) plus None, costs each with CostModel.h (operand: known -> needed,
 // result: produced -> known) and picks the cheapest (ties: the first, None
-// last). The choice fills the unknown placements of its operands and results
-// (except P into a function argument), and ops next to changed values are
-// visited again. At the fixpoint unknown placements become R, and a last
-// walk in program order makes the same choice with the producers' final
-// layouts, writes the attributes and inserts the constrains.
+// last). Two refinements of the cost:
 //
+//  * lookahead: a result that the choice makes partial and whose placement
+//    is still unknown is charged its eventual reduction (P -> R), so a
+//    partial moves on only while reducing it later costs no more than
+//    reducing the operand now (a bias gradient's sum stays partial; a
+//    replicated computation does not become partial for nothing);
+//  * sharing: reducing a partial operand is one constrain that serves every
+//    user (constrains are shared), so one user is charged 1/n of it.
+//
+// A choice that costs nothing fills the unknown placements of its operands
+// and results (except P into a function argument), and ops next to changed
+// values are visited again. A choice that communicates is deferred to a
+// queue ordered by cost while free propagation remains; when the worklist
+// is empty the cheapest deferred op is decided (with what is known by then)
+// and free propagation resumes. So annotations and the layouts they imply
+// for free spread first, and conflicts are settled cheapest first, not in
+// visiting order. At the fixpoint unknown placements become R, and a last
+// walk in program order makes the same choice with the producers' final
+// layouts, writes the attributes and inserts the constrains (a user's
+// constrain, and a gathered value feeding a transpose, are reused by later
+// reshards of the same value).
 //===----------------------------------------------------------------------===//
 
 #include "passes/CostModel.h"
