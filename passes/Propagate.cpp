@@ -136,6 +136,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
@@ -1148,28 +1149,57 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
     if (cached.getParentBlock() == before->getBlock())
       return cached;
   OpBuilder builder(before);
-  // A transpose of a value already gathered to `to` (replicated): transpose
-  // the gathered copy instead of gathering the transposed one again.
-  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>();
-      transpose && to.isReplicated()) {
-    Value in = transpose.getInput();
-    Value gathered = constrainCache.lookup({in, Attribute(toAttr)});
-    if (!gathered && actual.lookup(in) == to)
-      gathered = in;
-    auto init = transpose.getInit().getDefiningOp<tensor::EmptyOp>();
-    if (gathered && init && gathered.getParentBlock() == before->getBlock()) {
-      Operation *empty = builder.clone(*init);
-      empty->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
-      actual[empty->getResult(0)] = to;
-      auto copy = linalg::TransposeOp::create(builder, transpose.getLoc(),
-                                              gathered, empty->getResult(0),
-                                              transpose.getPermutation());
-      copy->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
-      actual[copy->getResult(0)] = to;
-      constrainCache[key] = copy->getResult(0);
-      return copy->getResult(0);
-    }
+  // A transpose commutes with resharding: the transpose of a value already
+  // resharded (to the correspondingly permuted layout) is recomputed from
+  // that copy, and a value whose transpose was resharded is transposed back,
+  // instead of moving the same data twice.
+  auto viaTranspose = [&](Value from, ArrayRef<int64_t> perm,
+                          const Layout &fromLayout, Location loc) -> Value {
+    Value moved = constrainCache.lookup({from, Attribute(attr(fromLayout))});
+    if (!moved && actual.lookup(from) == fromLayout)
+      moved = from;
+    if (!moved || moved.getParentBlock() != before->getBlock())
+      return Value();
+    auto type = cast<RankedTensorType>(v.getType());
+    auto empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                         type.getElementType());
+    empty->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+    actual[empty.getResult()] = to;
+    auto copy = linalg::TransposeOp::create(builder, loc, moved,
+                                            empty.getResult(), perm);
+    copy->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+    actual[copy->getResult(0)] = to;
+    constrainCache[key] = copy->getResult(0);
+    return copy->getResult(0);
+  };
+  // Result dim i of a transpose is input dim perm[i].
+  auto permuted = [](const Layout &l, ArrayRef<int64_t> map) {
+    Layout out = l;
+    for (Placement &p : out.placements)
+      if (p.isShard())
+        p = Placement::shard(map[p.dim]);
+    return out;
+  };
+  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>()) {
+    // `to` is a layout of the result; the input's is to with dims mapped
+    // back through the permutation.
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (Value r = viaTranspose(transpose.getInput(), perm, permuted(to, perm),
+                               transpose.getLoc()))
+      return r;
   }
+  if (isa<RankedTensorType>(v.getType()))
+    for (Operation *user : v.getUsers()) {
+      auto transpose = dyn_cast<linalg::TransposeOp>(user);
+      if (!transpose || transpose.getInput() != v)
+        continue;
+      SmallVector<int64_t> inverse =
+          invertPermutationVector(transpose.getPermutation());
+      // The transpose's result layout for `to`: dims mapped forward.
+      if (Value r = viaTranspose(transpose.getResult()[0], inverse,
+                                 permuted(to, inverse), transpose.getLoc()))
+        return r;
+    }
   // An empty tensor has no contents to move: make another one instead.
   if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
     Operation *clone = builder.clone(*empty);
