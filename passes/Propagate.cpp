@@ -1160,6 +1160,11 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
       moved = from;
     if (!moved || moved.getParentBlock() != before->getBlock())
       return Value();
+    // It must be available at `before` (values are materialized in program
+    // order, so it is; checked to stay safe).
+    if (Operation *def = moved.getDefiningOp();
+        def && !def->isBeforeInBlock(before))
+      return Value();
     auto type = cast<RankedTensorType>(v.getType());
     auto empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
                                          type.getElementType());
