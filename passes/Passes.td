@@ -241,6 +241,8 @@ def SPMDPlanMemory : Pass<"spmd-plan-memory", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::spmd::SPMDDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
 def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
   let summary = "fold tensor reshapes into linalg ops by expanding their "
                 "iteration space, so that shardings of the expanded dims "
