@@ -179,6 +179,7 @@ private:
   OpFoldResult localSize(OpBuilder &b, Location loc, RankedTensorType global,
                          LayoutAttr layout, int64_t d);
   LogicalResult rewriteConstant(arith::ConstantOp op);
+  void offsetIndices(linalg::LinalgOp op);
   Value makePartial(OpBuilder &b, Location loc, Value v, LayoutAttr layout);
 
   RankedTensorType localType(Value global) const {
@@ -208,6 +209,14 @@ private:
   ::spmd::Mesh mesh;
   DenseMap<Value, LayoutAttr> layouts;
   DenseMap<Operation *, ::spmd::RedistributePlan> plans;
+  /// Per linalg op: the sharded loops its body reads with linalg.index, the
+  /// mesh axes sharding each (mesh order) and the loop's global size.
+  struct IndexOffset {
+    unsigned loop;
+    SmallVector<int64_t> axes;
+    int64_t size;
+  };
+  DenseMap<Operation *, SmallVector<IndexOffset>> indexOffsets;
   /// Plans by (global type, source, target): the same reshard repeats in
   /// every layer of a deep model.
   DenseMap<std::tuple<Type, Attribute, Attribute>, ::spmd::RedistributePlan>
@@ -759,12 +768,36 @@ LogicalResult FunctionPartitioner::checkLinalg(linalg::LinalgOp op) {
   };
 
   // A sharded loop must index operands only as a plain dim (a local index
-  // is not the global one) and the body must not read loop indices.
+  // is not the global one). A body reading the loop's index (linalg.index)
+  // gets this rank's chunk offset added in the rewrite.
   auto checkPlainUse = [&](unsigned loop, StringRef axis) -> LogicalResult {
-    if (op.hasIndexSemantics())
-      return op->emitOpError()
-             << "reads loop indices (linalg.index) but loop " << loop
-             << " is sharded on mesh axis '" << axis << "'";
+    if (op.hasIndexSemantics()) {
+      bool read = false;
+      op.getBlock()->walk(
+          [&](linalg::IndexOp index) { read |= index.getDim() == loop; });
+      if (read) {
+        std::optional<int64_t> size;
+        for (const Use &u : uses)
+          if (std::optional<int64_t> d = dimOf(u, loop)) {
+            size = cast<RankedTensorType>(u.value.getType()).getDimSize(*d);
+            break;
+          }
+        if (!size || ShapedType::isDynamic(*size))
+          return op->emitOpError()
+                 << "reads the index of loop " << loop
+                 << ", which is sharded on mesh axis '" << axis
+                 << "', but the loop's global size is not static";
+        int64_t axisIndex =
+            llvm::find(mesh.axisNames, axis.str()) - mesh.axisNames.begin();
+        auto &offsets = indexOffsets[op];
+        auto it = llvm::find_if(
+            offsets, [&](const IndexOffset &o) { return o.loop == loop; });
+        if (it == offsets.end())
+          offsets.push_back({loop, {axisIndex}, *size});
+        else
+          it->axes.push_back(axisIndex);
+      }
+    }
     for (const Use &u : uses)
       for (AffineExpr e : u.map.getResults())
         if (!isa<AffineDimExpr>(e) && e.isFunctionOfDim(loop))
@@ -1099,6 +1132,32 @@ LogicalResult FunctionPartitioner::rewriteConstant(arith::ConstantOp op) {
   return success();
 }
 
+/// linalg.index of a sharded loop gives the local index: add this rank's
+/// chunk offset (spmd.local_offset, computed once before the op) to get the
+/// global index the body was written for.
+void FunctionPartitioner::offsetIndices(linalg::LinalgOp op) {
+  auto it = indexOffsets.find(op);
+  if (it == indexOffsets.end())
+    return;
+  for (const IndexOffset &o : it->second) {
+    OpBuilder b(op);
+    Value offset =
+        LocalOffsetOp::create(b, op->getLoc(), b.getIndexType(), meshRef,
+                              axisNames(o.axes), b.getI64IntegerAttr(o.size));
+    SmallVector<linalg::IndexOp> reads;
+    op.getBlock()->walk([&](linalg::IndexOp index) {
+      if (index.getDim() == o.loop)
+        reads.push_back(index);
+    });
+    for (linalg::IndexOp index : reads) {
+      b.setInsertionPointAfter(index);
+      Value global =
+          arith::AddIOp::create(b, index.getLoc(), index.getResult(), offset);
+      index.getResult().replaceAllUsesExcept(global, global.getDefiningOp());
+    }
+  }
+}
+
 LogicalResult FunctionPartitioner::rewrite() {
   Block &entry = fn.getBody().front();
   // Signature.
@@ -1170,6 +1229,8 @@ LogicalResult FunctionPartitioner::rewrite() {
         return failure();
       continue;
     }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      offsetIndices(linalgOp);
     LayoutAttr fillLayout;
     if (auto fill = dyn_cast<linalg::FillOp>(op))
       fillLayout = layouts.lookup(fill.getResult(0));

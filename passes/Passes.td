@@ -243,4 +243,24 @@ def SPMDPlanMemory : Pass<"spmd-plan-memory", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
+  let summary = "fold tensor reshapes into linalg ops by expanding their "
+                "iteration space, so that shardings of the expanded dims "
+                "survive";
+  let description = [{
+    A `tensor.collapse_shape` feeding a linalg op, or a `tensor.expand_shape`
+    of a linalg op's result, merges dims into one loop; propagation can carry
+    a sharding through such a reshape only on the outermost dim of a group
+    (e.g. attention's [b, heads, t, d] -> [b*heads, t, d] around the batched
+    matmuls loses a head sharding). This pass applies MLIR's
+    fold-reshape-by-expansion patterns (linalg ops, named ones included,
+    become linalg.generic ops over the expanded loops) and folds the
+    expand/collapse pairs left behind, so that every expanded dim is a loop
+    of its own. Only reshapes with static shapes are folded. Run before
+    spmd-propagate (spmd-partition-pipeline does).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // SPMD_PASSES_TD

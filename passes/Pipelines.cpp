@@ -30,6 +30,7 @@ struct PartitionPipelineOptions
 /// Global annotated program -> local program with optimized collectives.
 static void buildPartitionPipeline(OpPassManager &pm,
                                    const PartitionPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(spmd::createSPMDFoldReshapes());
   spmd::SPMDPropagateOptions propagate;
   propagate.explain = options.explain;
   pm.addPass(spmd::createSPMDPropagate(propagate));

@@ -43,8 +43,9 @@
 //    one factor per loop from the indexing maps. A dim whose map expression is
 //    not a plain loop dim has no factor, and the loops in such an expression
 //    (and loops appearing twice in one operand, and parallel loops missing
-//    from some init, and loops the payload reads with linalg.index) cannot
-//    be split. A reduction loop can be split only when every result's
+//    from some init) cannot be split; loops the payload reads with
+//    linalg.index can (spmd-partition offsets the index by the rank's
+//    chunk offset). A reduction loop can be split only when every result's
 //    combiner is known: yield(out OP x) with OP addf/addi -> sum,
 //    maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui ->
 //    min. Results are tied to their inits (same layout). Partial alts
@@ -102,12 +103,28 @@
 // known placements (Shard of the factor of each S(d), Partial alts for each
 // P) plus None, costs each with CostModel.h (operand: known -> needed,
 // result: produced -> known) and picks the cheapest (ties: the first, None
-// last). The choice fills the unknown placements of its operands and results
-// (except P into a function argument), and ops next to changed values are
-// visited again. At the fixpoint unknown placements become R, and a last
-// walk in program order makes the same choice with the producers' final
-// layouts, writes the attributes and inserts the constrains.
+// last). Two refinements of the cost:
 //
+//  * lookahead: a result that the choice makes partial and whose placement
+//    is still unknown is charged its eventual reduction (P -> R), so a
+//    partial moves on only while reducing it later costs no more than
+//    reducing the operand now (a bias gradient's sum stays partial; a
+//    replicated computation does not become partial for nothing);
+//  * sharing: reducing a partial operand is one constrain that serves every
+//    user (constrains are shared), so one user is charged 1/n of it.
+//
+// A choice that costs nothing fills the unknown placements of its operands
+// and results (except P into a function argument), and ops next to changed
+// values are visited again. A choice that communicates is deferred to a
+// queue ordered by cost while free propagation remains; when the worklist
+// is empty the cheapest deferred op is decided (with what is known by then)
+// and free propagation resumes. So annotations and the layouts they imply
+// for free spread first, and conflicts are settled cheapest first, not in
+// visiting order. At the fixpoint unknown placements become R, and a last
+// walk in program order makes the same choice with the producers' final
+// layouts, writes the attributes and inserts the constrains (a user's
+// constrain, and a gathered value feeding a transpose, are reused by later
+// reshards of the same value).
 //===----------------------------------------------------------------------===//
 
 #include "passes/CostModel.h"
@@ -119,6 +136,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
@@ -126,6 +144,7 @@
 #include "llvm/ADT/SmallBitVector.h"
 
 #include <deque>
+#include <queue>
 
 namespace spmd {
 #define GEN_PASS_DEF_SPMDPROPAGATE
@@ -401,13 +420,8 @@ static OpRule linalgRule(linalg::LinalgOp op) {
     for (Factor &f : rule.factors)
       if (f.kind == Factor::Kind::Reduction)
         f.kind = Factor::Kind::Opaque;
-  // A loop the payload reads through linalg.index would need its offset
-  // rewritten per shard: keep it whole.
-  if (Block *body = op.getBlock())
-    body->walk([&](linalg::IndexOp index) {
-      if (index.getDim() < numLoops)
-        rule.factors[index.getDim()].kind = Factor::Kind::Opaque;
-    });
+  // A loop the payload reads through linalg.index may be split: the
+  // partitioner adds the rank's chunk offset to the index.
 
   // Partial alts from the payload's linearity.
   Block *body = op.getBlock();
@@ -819,6 +833,24 @@ private:
     return kind;
   }
 
+  /// Number of distinct ops using `v` (a reduction of `v` serves them all),
+  /// counted up to a cap (a share below 1/16 changes no decision).
+  static unsigned numUsers(Value v) {
+    SmallPtrSet<Operation *, 16> ops;
+    for (Operation *user : v.getUsers())
+      if (ops.insert(user).second && ops.size() == 16)
+        break;
+    return std::max<unsigned>(1, ops.size());
+  }
+  /// Is `v` known partial on some mesh axis (only then its users matter)?
+  bool isPartialAnywhere(Value v) {
+    auto it = layouts.find(v);
+    return it != layouts.end() &&
+           llvm::any_of(it->second, [](const std::optional<Placement> &p) {
+             return p && p->isPartial();
+           });
+  }
+
   Value slotValue(Operation *op, unsigned slot) {
     return slot < op->getNumOperands()
                ? op->getOperand(slot)
@@ -829,10 +861,14 @@ private:
   /// null for non-tensor slots).
   SmallVector<AxisChoice> decide(const OpRule &rule,
                                  ArrayRef<const PartialLayout *> known,
-                                 ArrayRef<double> bytes, ArrayRef<bool> pinned);
+                                 ArrayRef<double> bytes, ArrayRef<bool> pinned,
+                                 ArrayRef<unsigned> users,
+                                 ArrayRef<Type> slotTypes,
+                                 double *totalCost = nullptr);
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
-  void visit(Operation *op);
+  /// With `force` false, a choice that communicates is deferred (see run()).
+  void visit(Operation *op, bool force = false);
   void assign(Value v, int64_t axis, Placement p);
   void enqueue(Operation *op);
   void enqueueNeighbours(Value v);
@@ -861,6 +897,18 @@ private:
   /// Layouts given by `spmd.layout` op attributes before the pass.
   DenseMap<Value, Layout> userResultLayouts;
   std::deque<Operation *> worklist;
+  /// Ops whose choice communicates, cheapest first (then first deferred).
+  struct Deferred {
+    double cost;
+    uint64_t seq;
+    Operation *op;
+    bool operator>(const Deferred &o) const {
+      return cost != o.cost ? cost > o.cost : seq > o.seq;
+    }
+  };
+  std::priority_queue<Deferred, std::vector<Deferred>, std::greater<Deferred>>
+      deferred;
+  uint64_t deferSeq = 0;
   DenseSet<Operation *> queued;
   bool changed = false;
   /// Layout of each value after materialization.
@@ -868,11 +916,13 @@ private:
   DenseMap<std::pair<Value, Attribute>, Value> constrainCache;
 };
 
-SmallVector<AxisChoice>
-FunctionPropagation::decide(const OpRule &rule,
-                            ArrayRef<const PartialLayout *> known,
-                            ArrayRef<double> bytes, ArrayRef<bool> pinned) {
+SmallVector<AxisChoice> FunctionPropagation::decide(
+    const OpRule &rule, ArrayRef<const PartialLayout *> known,
+    ArrayRef<double> bytes, ArrayRef<bool> pinned, ArrayRef<unsigned> users,
+    ArrayRef<Type> slotTypes, double *totalCost) {
   SmallVector<AxisChoice> choices;
+  if (totalCost)
+    *totalCost = 0;
   for (int64_t a = 0; a < mesh.rank(); ++a) {
     // Axes already splitting each factor (for reshape boundaries).
     auto splitOk = [&](int f) {
@@ -915,24 +965,47 @@ FunctionPropagation::decide(const OpRule &rule,
     for (auto [i, c] : llvm::enumerate(candidates)) {
       double cost = 0;
       for (unsigned s = 0; s < known.size(); ++s) {
-        if (!known[s] || !(*known[s])[a])
-          continue;
-        Placement have = *(*known[s])[a];
-        Placement need = required(rule, s, c);
-        // A result layout the user wrote on the op is a requirement.
-        if (pinned[s] && have != need)
-          cost += kPinnedMismatchCost;
-        if (bytes[s] == 0)
+        if (!known[s])
           continue;
         double groupBytes = bytes[s];
         for (int64_t b = 0; b < mesh.rank(); ++b)
           if (b != a && (*known[s])[b] && (*known[s])[b]->isShard())
             groupBytes /= double(mesh.axisSizes[b]);
-        cost += rule.isResult(s)
-                    ? ::spmd::axisReshardCost(need, have, mesh.axisSizes[a],
-                                              groupBytes, costParams)
-                    : ::spmd::axisReshardCost(have, need, mesh.axisSizes[a],
-                                              groupBytes, costParams);
+        Placement need = required(rule, s, c);
+        if (!(*known[s])[a]) {
+          // Look ahead: a result made partial will have to be reduced
+          // somewhere downstream (unless a consumer absorbs it, which the
+          // consumer's own choice will weigh again). Charge that reduction
+          // now so that a partial moves on only while it stays no more
+          // expensive to reduce than the operand it came from.
+          // A dynamic result's size is a guess: no lookahead there.
+          if (rule.isResult(s) && need.isPartial() && bytes[s] != 0 &&
+              cast<RankedTensorType>(slotTypes[s]).hasStaticShape())
+            cost += ::spmd::axisReshardCost(need, Placement::replicate(),
+                                            mesh.axisSizes[a], groupBytes,
+                                            costParams);
+          continue;
+        }
+        Placement have = *(*known[s])[a];
+        // A result layout the user wrote on the op is a requirement.
+        if (pinned[s] && have != need)
+          cost += kPinnedMismatchCost;
+        if (bytes[s] == 0)
+          continue;
+        if (rule.isResult(s)) {
+          cost += ::spmd::axisReshardCost(need, have, mesh.axisSizes[a],
+                                          groupBytes, costParams);
+          continue;
+        }
+        double c = ::spmd::axisReshardCost(have, need, mesh.axisSizes[a],
+                                           groupBytes, costParams);
+        // Reducing a partial operand is one collective however many ops use
+        // the reduced value (the constrain is shared): this use pays its
+        // share. Keeping the partial instead multiplies reductions by the
+        // fan-out, which the per-result lookahead above charges.
+        if (have.isPartial() && !need.isPartial() && users[s] > 1)
+          c /= double(users[s]);
+        cost += c;
       }
       if (best < 0 || cost < bestCost * (1 - 1e-9)) {
         best = i;
@@ -940,6 +1013,8 @@ FunctionPropagation::decide(const OpRule &rule,
       }
     }
     choices.push_back(candidates[best]);
+    if (totalCost)
+      *totalCost += bestCost;
   }
   return choices;
 }
@@ -970,7 +1045,7 @@ void FunctionPropagation::assign(Value v, int64_t axis, Placement p) {
   changed = true;
 }
 
-void FunctionPropagation::visit(Operation *op) {
+void FunctionPropagation::visit(Operation *op, bool force) {
   switch (kindOf(op)) {
   case OpKind::Skip:
     return;
@@ -1020,16 +1095,37 @@ void FunctionPropagation::visit(Operation *op) {
   SmallVector<const PartialLayout *> known(numSlots, nullptr);
   SmallVector<double> bytes(numSlots, 0);
   SmallVector<bool> pinned(numSlots, false);
+  SmallVector<unsigned> users(numSlots, 1);
+  SmallVector<Type> types(numSlots);
   for (unsigned s = 0; s < numSlots; ++s) {
     Value v = slotValue(op, s);
+    types[s] = v.getType();
     pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
+    if (!rule.isResult(s) && isPartialAnywhere(v))
+      users[s] = numUsers(v);
     if (rule.slotDims[s] && isRankedTensor(v)) {
       storage[s] = state(v);
       known[s] = &storage[s];
       bytes[s] = movedBytes(v, rule.isResult(s));
     }
   }
-  SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
+  double cost = 0;
+  SmallVector<AxisChoice> choices =
+      decide(rule, known, bytes, pinned, users, types, &cost);
+  if (!force && cost > 0) {
+    // The choice communicates: defer it while free propagation remains, so
+    // that the layouts it would fill can still come from a choice that
+    // costs nothing; deferred ops are then decided cheapest first.
+    bool fills = false;
+    for (unsigned s = 0; s < numSlots && !fills; ++s)
+      if (known[s])
+        for (int64_t a = 0; a < mesh.rank(); ++a)
+          fills |= choices[a].kind != AxisChoice::Kind::None && !(*known[s])[a];
+    if (fills) {
+      deferred.push({cost, deferSeq++, op});
+      return;
+    }
+  }
   for (unsigned s = 0; s < numSlots; ++s) {
     if (!known[s])
       continue;
@@ -1053,6 +1149,62 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
     if (cached.getParentBlock() == before->getBlock())
       return cached;
   OpBuilder builder(before);
+  // A transpose commutes with resharding: the transpose of a value already
+  // resharded (to the correspondingly permuted layout) is recomputed from
+  // that copy, and a value whose transpose was resharded is transposed back,
+  // instead of moving the same data twice.
+  auto viaTranspose = [&](Value from, ArrayRef<int64_t> perm,
+                          const Layout &fromLayout, Location loc) -> Value {
+    Value moved = constrainCache.lookup({from, Attribute(attr(fromLayout))});
+    if (!moved && actual.lookup(from) == fromLayout)
+      moved = from;
+    if (!moved || moved.getParentBlock() != before->getBlock())
+      return Value();
+    // It must be available at `before` (values are materialized in program
+    // order, so it is; checked to stay safe).
+    if (Operation *def = moved.getDefiningOp();
+        def && !def->isBeforeInBlock(before))
+      return Value();
+    auto type = cast<RankedTensorType>(v.getType());
+    auto empty = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                         type.getElementType());
+    empty->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+    actual[empty.getResult()] = to;
+    auto copy = linalg::TransposeOp::create(builder, loc, moved,
+                                            empty.getResult(), perm);
+    copy->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+    actual[copy->getResult(0)] = to;
+    constrainCache[key] = copy->getResult(0);
+    return copy->getResult(0);
+  };
+  // Result dim i of a transpose is input dim perm[i].
+  auto permuted = [](const Layout &l, ArrayRef<int64_t> map) {
+    Layout out = l;
+    for (Placement &p : out.placements)
+      if (p.isShard())
+        p = Placement::shard(map[p.dim]);
+    return out;
+  };
+  if (auto transpose = v.getDefiningOp<linalg::TransposeOp>()) {
+    // `to` is a layout of the result; the input's is to with dims mapped
+    // back through the permutation.
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (Value r = viaTranspose(transpose.getInput(), perm, permuted(to, perm),
+                               transpose.getLoc()))
+      return r;
+  }
+  if (isa<RankedTensorType>(v.getType()))
+    for (Operation *user : v.getUsers()) {
+      auto transpose = dyn_cast<linalg::TransposeOp>(user);
+      if (!transpose || transpose.getInput() != v)
+        continue;
+      SmallVector<int64_t> inverse =
+          invertPermutationVector(transpose.getPermutation());
+      // The transpose's result layout for `to`: dims mapped forward.
+      if (Value r = viaTranspose(transpose.getResult()[0], inverse,
+                                 permuted(to, inverse), transpose.getLoc()))
+        return r;
+    }
   // An empty tensor has no contents to move: make another one instead.
   if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
     Operation *clone = builder.clone(*empty);
@@ -1108,10 +1260,16 @@ LogicalResult FunctionPropagation::materialize() {
     switch (kindOf(op)) {
     case OpKind::Skip:
       continue;
-    case OpKind::Constrain:
-      actual[op->getResult(0)] =
-          cast<::spmd::ConstrainOp>(op).getLayout().toLayout();
+    case OpKind::Constrain: {
+      auto constrain = cast<::spmd::ConstrainOp>(op);
+      actual[constrain.getResult()] = constrain.getLayout().toLayout();
+      // A later op needing the input in this layout reuses this reshard (a
+      // backward op reading the activation a forward constrain gathered).
+      constrainCache.try_emplace(
+          {constrain.getInput(), Attribute(constrain.getLayout())},
+          constrain.getResult());
       continue;
+    }
     case OpKind::Return:
       for (OpOperand &operand : op->getOpOperands()) {
         Value v = operand.get();
@@ -1147,9 +1305,14 @@ LogicalResult FunctionPropagation::materialize() {
       SmallVector<const PartialLayout *> known(numSlots, nullptr);
       SmallVector<double> bytes(numSlots, 0);
       SmallVector<bool> pinned(numSlots, false);
+      SmallVector<unsigned> users(numSlots, 1);
+      SmallVector<Type> types(numSlots);
       for (unsigned s = 0; s < numSlots; ++s) {
         Value v = slotValue(op, s);
+        types[s] = v.getType();
         pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
+        if (!rule.isResult(s) && actual.lookup(v).hasPartial())
+          users[s] = numUsers(v);
         if (!rule.slotDims[s] || !isRankedTensor(v))
           continue;
         bytes[s] = movedBytes(v, rule.isResult(s));
@@ -1162,7 +1325,8 @@ LogicalResult FunctionPropagation::materialize() {
           storage[s].push_back(p);
         known[s] = &storage[s];
       }
-      SmallVector<AxisChoice> choices = decide(rule, known, bytes, pinned);
+      SmallVector<AxisChoice> choices =
+          decide(rule, known, bytes, pinned, users, types);
       auto requiredLayout = [&](unsigned s) {
         Layout l = Layout::replicated(mesh.rank());
         for (int64_t a = 0; a < mesh.rank(); ++a)
@@ -1246,11 +1410,25 @@ LogicalResult FunctionPropagation::run() {
   // Every visit that changes something fills at least one unknown
   // placement, so this terminates; the bound guards against mistakes.
   size_t budget = 64 * (worklist.size() + 1) * (mesh.rank() + 1) + 1024;
-  while (!worklist.empty() && budget-- > 0) {
-    Operation *op = worklist.front();
-    worklist.pop_front();
-    queued.erase(op);
-    visit(op);
+  // Free propagation first (choices that need no communication); when none
+  // is left, the cheapest deferred choice is made and free propagation
+  // resumes from it. An entry is stale when its op is queued again (it will
+  // be costed afresh) or was decided since (the forced visit changes
+  // nothing then).
+  while (budget-- > 0) {
+    if (!worklist.empty()) {
+      Operation *op = worklist.front();
+      worklist.pop_front();
+      queued.erase(op);
+      visit(op);
+      continue;
+    }
+    if (deferred.empty())
+      break;
+    Operation *op = deferred.top().op;
+    deferred.pop();
+    if (!queued.count(op))
+      visit(op, /*force=*/true);
   }
   return materialize();
 }

@@ -310,6 +310,15 @@ LogicalResult LocalSizeOp::verifySymbolUses(SymbolTableCollection &tables) {
   return success();
 }
 
+LogicalResult LocalOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
+  if (failed(verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
+    return failure();
+  if (getGlobalSizeAttr().getInt() < 0)
+    return emitOpError() << "global size " << getGlobalSizeAttr().getInt()
+                         << " is negative";
+  return success();
+}
+
 #define DEFINE_MESH_AXIS_INDICES(Op)                                           \
   SmallVector<int64_t> Op::getMeshAxisIndices(MeshOp mesh) {                   \
     return axisIndices(mesh, getMeshAxes());                                   \
@@ -321,4 +330,5 @@ DEFINE_MESH_AXIS_INDICES(AllToAllOp)
 DEFINE_MESH_AXIS_INDICES(ShardOp)
 DEFINE_MESH_AXIS_INDICES(PartialFromReplicatedOp)
 DEFINE_MESH_AXIS_INDICES(LocalSizeOp)
+DEFINE_MESH_AXIS_INDICES(LocalOffsetOp)
 #undef DEFINE_MESH_AXIS_INDICES

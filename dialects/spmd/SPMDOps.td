@@ -225,4 +225,32 @@ def SPMD_LocalSizeOp : SPMD_Op<"local_size", [Pure,
   }];
 }
 
+def SPMD_LocalOffsetOp : SPMD_Op<"local_offset", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "this device's offset of its chunk of a dim sharded over mesh axes";
+  let description = [{
+    The global index of the first element of this device's torch.chunk of a
+    tensor dim of `global_size` elements sharded over `mesh_axes` (nested in
+    the order listed, as for `spmd.local_size`). Computed from this device's
+    mesh coordinates. Partitioned linalg ops that read a sharded loop's index
+    (`linalg.index`) add it to the local index to get the global one. An
+    empty chunk's offset is where it would start (clamped to `global_size`).
+
+    ```mlir
+    // 13 rows over tp=4: 0, 4, 8, 12.
+    %o = spmd.local_offset @mesh ["tp"] of 13 : index
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$mesh_axes,
+                       I64Attr:$global_size);
+  let results = (outs Index:$result);
+  let assemblyFormat = [{
+    $mesh $mesh_axes `of` $global_size attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Indices of `mesh_axes` in `mesh`, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
+  }];
+}
+
 #endif // SPMD_OPS_TD

@@ -136,7 +136,11 @@ class Emitter:
             return type(a)(self.resolve(x) for x in a)
         return a
 
-    def run(self, func_name, arg_attrs=None, result_attrs=None, visibility=""):
+    def run(self, func_name, arg_attrs=None, result_attrs=None, visibility="",
+            arg_constrains=None):
+        # arg_constrains: {argument index: (layout, loc)}: the argument is
+        # used through a spmd.constrain to that layout (FSDP: parameters are
+        # stored sharded and gathered before use).
         nodes = list(self.gm.graph.nodes)
         params = []
         for node in nodes:
@@ -144,6 +148,10 @@ class Emitter:
                 shape, dtype = _shape_dtype(node)
                 v = Value(f"%arg{len(params)}", shape, dtype)
                 self.env[node] = v
+                if arg_constrains and len(params) in arg_constrains:
+                    layout, loc = arg_constrains[len(params)]
+                    self.b.loc = loc
+                    self.env[node] = self.b.constrain(v, layout)
                 params.append(v)
         outputs = None
         for node in nodes:

@@ -195,8 +195,23 @@ def _info(name, kind, t, layout=None):
     return TensorInfo(name, kind, list(t.shape), _dtype_name(t.dtype), layout)
 
 
+def _fsdp_gathers(lay, named_params, tp_of):
+    """FSDP: every parameter sharded on dp for storage is gathered on dp
+    before use (what FSDP's pre-forward all_gather does); the computation is
+    data parallel. {argument index: (layout, loc)}."""
+    if lay is None or not lay.fsdp:
+        return {}
+    out = {}
+    for i, (n, p) in enumerate(named_params):
+        stored = lay.param(p.dim(), tp_of.get(n))
+        used = lay.full(p.dim(), tp_of.get(n), None)
+        if stored != used:
+            out[i] = (lay.attr(used, p.dim()), f"FSDP: gather {n} before use")
+    return out
+
+
 def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-          constrain_grads, gather_form):
+          constrain_grads, gather_form, arg_constrains=None):
     """Print the function twice: annotated (if a mesh) and plain."""
     def mark_handler(b, x, tag):
         if lay is None:
@@ -220,8 +235,8 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
         return plain, plain
     arg_attrs = [f"spmd.layout = {a}" for a in arg_layouts]
     res_attrs = [f"spmd.layout = {a}" for a in res_layouts]
-    text, _, _ = Emitter(gm, mark_handler, gather_form).run(func_name, arg_attrs,
-                                                            res_attrs)
+    text, _, _ = Emitter(gm, mark_handler, gather_form).run(
+        func_name, arg_attrs, res_attrs, arg_constrains=arg_constrains)
     return lay.mesh.mlir() + "\n\n" + text, plain
 
 
@@ -384,7 +399,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             res_layouts.append(arg_layouts[i])
 
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-                        constrain_grads, gather_form)
+                        constrain_grads, gather_form,
+                        _fsdp_gathers(lay, named_params, tp_of))
     _check_result_types(gm, results)
     header = (f"spmd_torch train step of {type(model).__name__}, optimizer "
               f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
@@ -494,7 +510,8 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
                                   _dtype_name(m.dtype), _pl_str(pl)))
         res_layouts.append(lay.attr(pl, rank) if lay else None)
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-                        False, gather_form)
+                        False, gather_form,
+                        _fsdp_gathers(lay, named_params, tp_of))
     header = f"spmd_torch forward of {type(model).__name__}" + (
         f", mesh {dict(mesh.axes)}" if mesh else "")
     return ExportedProgram(_module_text(text, header), func_name, "infer", mesh,

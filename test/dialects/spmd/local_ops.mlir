@@ -19,6 +19,10 @@ func.func @local(%x: tensor<?x16xf32> {spmd.global_type = tensor<13x16xf32>,
   %m = spmd.local_size @mesh ["dp", "tp"] of 5 : index
   // CHECK: spmd.local_size @mesh ["tp"] of 0 : index
   %z = spmd.local_size @mesh ["tp"] of 0 : index
+  // CHECK: spmd.local_offset @mesh ["tp"] of 13 : index
+  %o = spmd.local_offset @mesh ["tp"] of 13 : index
+  // CHECK: spmd.local_offset @mesh ["dp", "tp"] of 5 : index
+  %o2 = spmd.local_offset @mesh ["dp", "tp"] of 5 : index
   // CHECK: spmd.partial_from_replicated %{{.*}} on @mesh ["dp"] sum : tensor<8x16xf32>
   %p = spmd.partial_from_replicated %y on @mesh ["dp"] sum : tensor<8x16xf32>
   // CHECK: spmd.partial_from_replicated %{{.*}} on @mesh ["dp", "tp"] max : tensor<?x16xf32>

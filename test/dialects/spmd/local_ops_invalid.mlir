@@ -64,3 +64,21 @@ func.func @global_type_dynamic(%x: tensor<?xf32> {spmd.global_type = tensor<?xf3
 spmd.mesh @mesh ["dp"=2, "tp"=4]
 // expected-error @+1 {{'spmd.global_type' 'tensor<4x4xf32>' on result 0 does not match its local type 'tensor<?xf32>'}}
 func.func private @global_type_rank() -> (tensor<?xf32> {spmd.global_type = tensor<4x4xf32>})
+
+// -----
+
+spmd.mesh @mesh ["dp"=2, "tp"=4]
+func.func @offset_negative() -> index {
+  // expected-error @+1 {{global size -2 is negative}}
+  %n = spmd.local_offset @mesh ["tp"] of -2 : index
+  return %n : index
+}
+
+// -----
+
+spmd.mesh @mesh ["dp"=2, "tp"=4]
+func.func @offset_unknown_axis() -> index {
+  // expected-error @+1 {{mesh @mesh has no axis named 'y'}}
+  %n = spmd.local_offset @mesh ["y"] of 13 : index
+  return %n : index
+}

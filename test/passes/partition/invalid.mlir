@@ -128,27 +128,6 @@ func.func @result_layout_changes(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout
 // -----
 
 spmd.mesh @tp ["tp"=4]
-func.func @index_semantics(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
-  %e = tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8xf32>
-  // expected-error @+1 {{'linalg.generic' op reads loop indices (linalg.index) but loop 0 is sharded on mesh axis 'tp'}}
-  %g = linalg.generic {
-      indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
-      iterator_types = ["parallel"]}
-      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>)
-      attrs = {spmd.layout = #spmd.layout<@tp, [S(0)]>} {
-    ^bb0(%in: f32, %out: f32):
-      %i = linalg.index 0 : index
-      %c = arith.index_cast %i : index to i32
-      %f = arith.sitofp %c : i32 to f32
-      %a = arith.addf %in, %f : f32
-      linalg.yield %a : f32
-  } -> tensor<8xf32>
-  return
-}
-
-// -----
-
-spmd.mesh @tp ["tp"=4]
 func.func @no_rule(%x: tensor<8x8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
   %f = arith.constant 1.0 : f32
   // expected-error @+1 {{'tensor.from_elements' op has no spmd-partition rule and its result is not replicated (layout #spmd.layout<@tp, [S(0)]>)}}

@@ -57,11 +57,12 @@ spmd.mesh @tp ["tp"=4]
 
 #id = affine_map<(i, j) -> (i, j)>
 
-// A payload that reads a loop index (an iota) is not split along that loop:
-// the operand is gathered on dim 1, while dim 0 could stay split.
+// A payload that reads a loop index (an iota) is split along that loop like
+// any other (spmd-partition offsets the index): no gather.
 // CHECK-LABEL: func.func @iota
-// CHECK: %[[G:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [R]>
-// CHECK: linalg.generic {{.*}} ins(%[[G]] {{.*}} attrs = {spmd.layout = #spmd.layout<@tp, [R]>}
+// CHECK-NOT: spmd.constrain
+// CHECK: linalg.generic {{.*}} ins(%arg0 {{.*}} attrs = {spmd.layout = #spmd.layout<@tp, [S(1)]>}
+// CHECK-NOT: spmd.constrain
 func.func @iota(%a: tensor<8x16xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>}) -> tensor<8x16xf32> {
   %e = tensor.empty() : tensor<8x16xf32>
   %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
