@@ -10,8 +10,8 @@
 //     result or op, or an spmd.constrain);
 //   * neither (no layouts at all): compiled as is, on one device.
 // partition=auto partitions global programs only; on always runs
-// spmd-propagate, spmd-partition and spmd-dedup-collectives first; off
-// compiles the program unpartitioned on one device (spmd.constrain is the
+// spmd-partition-pipeline (fold reshapes, propagate, partition, dedup) first;
+// off compiles the program unpartitioned on one device (spmd.constrain is the
 // identity on global values and is dropped): the reference of
 // `spmd-run --check`.
 //
@@ -59,10 +59,9 @@ bool spmd::isGlobalProgram(ModuleOp module) {
   return hasLayouts && !isLocal;
 }
 
+/// spmd-partition-pipeline's passes (passes/Pipelines.cpp), defaults.
 static void addPartitionPasses(OpPassManager &pm) {
-  pm.addPass(createSPMDPropagate());
-  pm.addPass(createSPMDPartition());
-  pm.addNestedPass<func::FuncOp>(createSPMDDedupCollectives());
+  spmd::buildPartitionPipeline(pm);
 }
 
 namespace {

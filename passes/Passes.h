@@ -16,6 +16,9 @@ namespace spmd {
 
 /// Registers the named pipelines (passes/Pipelines.cpp).
 void registerSPMDPipelines();
+/// spmd-partition-pipeline with its default options: global annotated
+/// program -> local program (spmd-compile's first step).
+void buildPartitionPipeline(mlir::OpPassManager &pm);
 /// spmd-compile: program -> plan (partitioning of a global program,
 /// fusion, bufferization, outlining, memory plan). `partition` is auto (a
 /// global program is partitioned first, see isGlobalProgram), on or off

@@ -28,8 +28,9 @@ struct PartitionPipelineOptions
 } // namespace
 
 /// Global annotated program -> local program with optimized collectives.
-static void buildPartitionPipeline(OpPassManager &pm,
-                                   const PartitionPipelineOptions &options) {
+static void
+buildPartitionPipelineWith(OpPassManager &pm,
+                           const PartitionPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(spmd::createSPMDFoldReshapes());
   spmd::SPMDPropagateOptions propagate;
   propagate.explain = options.explain;
@@ -45,10 +46,14 @@ static void buildPartitionPipeline(OpPassManager &pm,
   }
 }
 
+void spmd::buildPartitionPipeline(OpPassManager &pm) {
+  buildPartitionPipelineWith(pm, PartitionPipelineOptions());
+}
+
 void spmd::registerSPMDPipelines() {
   PassPipelineRegistration<PartitionPipelineOptions>(
       "spmd-partition-pipeline",
       "propagate layouts, partition into the local program, and deduplicate "
       "(optionally bucket) its collectives",
-      buildPartitionPipeline);
+      buildPartitionPipelineWith);
 }
