@@ -34,6 +34,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -487,6 +488,11 @@ int main(int argc, char **argv) {
               static_cast<double>(partialCount));
   }
 
+  if (!outputDir.empty()) {
+    // Like other tools' -o, the output folder is made when it is missing.
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      die(outputDir + ": cannot create the output folder: " + ec.message());
+  }
   if (!outputDir.empty())
     for (size_t i = 0; i < results.size(); ++i)
       if (std::string err = writeNpy(
