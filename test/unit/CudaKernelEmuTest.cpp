@@ -586,9 +586,9 @@ TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
                    dy.data(), g.data(), mean.data(), rstd.data(), lnDx.data(),
                    rows, cols),
             "");
-  ASSERT_EQ(launch(spmd_layer_norm_bwd_params_f32, dim3(1), dim3(32),
-                   x.data(), dy.data(), mean.data(), rstd.data(), dg.data(),
-                   db.data(), rows, cols),
+  ASSERT_EQ(launch(spmd_layer_norm_bwd_params_f32, dim3(1), dim3(32), x.data(),
+                   dy.data(), mean.data(), rstd.data(), dg.data(), db.data(),
+                   rows, cols),
             "");
   std::vector<spmdk::i64> target = {3, -100, 76, 0, 41};
   float total = 0;

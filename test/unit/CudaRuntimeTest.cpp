@@ -377,10 +377,9 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
         planned.push_back({2, q + 1});
       c.setPlannedShapes(planned);
       dev.api().cuMemsetD8Async(out.ptr, 0, out.bytes, c.stream());
-      CollectiveResult g2 =
-          c.allGather({reinterpret_cast<void *>(in.ptr), DType::F32,
-                       {2, r + 1}},
-                      {reinterpret_cast<void *>(out.ptr), out.bytes}, {0}, 1);
+      CollectiveResult g2 = c.allGather(
+          {reinterpret_cast<void *>(in.ptr), DType::F32, {2, r + 1}},
+          {reinterpret_cast<void *>(out.ptr), out.bytes}, {0}, 1);
       check(g2.ok() && g2.shape == Shape({2, total}),
             "planned allGather: " + g2.status.message());
       check(c.synchronize().ok(), "sync");
