@@ -375,4 +375,54 @@ Status Communicator::checkFingerprint(const Axes &axes,
   return issue(std::move(c), axes, nullptr, nullptr).status;
 }
 
+bool callheader::encode(const CallDesc &c, int64_t *h) {
+  std::fill(h, h + kHeaderWords, 0);
+  const Fingerprint &fp = c.fingerprint;
+  if (c.shape.size() > kMaxRank || fp.shape.size() > kMaxRank ||
+      fp.axes.size() > kMaxAxes)
+    return false;
+  h[hKind] = static_cast<int64_t>(c.kind);
+  h[hDType] = static_cast<int64_t>(c.dtype);
+  h[hReduce] = static_cast<int64_t>(c.reduce);
+  h[hDim0] = c.dim0;
+  h[hDim1] = c.dim1;
+  h[hSeq] = static_cast<int64_t>(c.sequence);
+  h[hCapacity] = static_cast<int64_t>(c.capacityBytes);
+  h[hRank] = static_cast<int64_t>(c.shape.size());
+  std::copy(c.shape.begin(), c.shape.end(), h + hShape);
+  h[hFpKind] = static_cast<int64_t>(fp.kind);
+  h[hFpDType] = static_cast<int64_t>(fp.dtype);
+  h[hFpReduce] = static_cast<int64_t>(fp.reduce);
+  h[hFpDim0] = fp.dim0;
+  h[hFpDim1] = fp.dim1;
+  h[hFpSeq] = static_cast<int64_t>(fp.sequence);
+  h[hFpNumAxes] = static_cast<int64_t>(fp.axes.size());
+  std::copy(fp.axes.begin(), fp.axes.end(), h + hFpAxes);
+  h[hFpRank] = static_cast<int64_t>(fp.shape.size());
+  std::copy(fp.shape.begin(), fp.shape.end(), h + hFpShape);
+  return true;
+}
+
+CallDesc callheader::decode(const int64_t *h) {
+  CallDesc c;
+  c.kind = static_cast<CollectiveKind>(h[hKind]);
+  c.dtype = static_cast<DType>(h[hDType]);
+  c.reduce = static_cast<ReduceKind>(h[hReduce]);
+  c.dim0 = h[hDim0];
+  c.dim1 = h[hDim1];
+  c.sequence = static_cast<uint64_t>(h[hSeq]);
+  c.capacityBytes = static_cast<uint64_t>(h[hCapacity]);
+  c.shape.assign(h + hShape, h + hShape + h[hRank]);
+  Fingerprint &fp = c.fingerprint;
+  fp.kind = static_cast<CollectiveKind>(h[hFpKind]);
+  fp.dtype = static_cast<DType>(h[hFpDType]);
+  fp.reduce = static_cast<ReduceKind>(h[hFpReduce]);
+  fp.dim0 = h[hFpDim0];
+  fp.dim1 = h[hFpDim1];
+  fp.sequence = static_cast<uint64_t>(h[hFpSeq]);
+  fp.axes.assign(h + hFpAxes, h + hFpAxes + h[hFpNumAxes]);
+  fp.shape.assign(h + hFpShape, h + hFpShape + h[hFpRank]);
+  return c;
+}
+
 } // namespace spmd

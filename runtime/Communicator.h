@@ -95,6 +95,42 @@ struct CallDesc {
   Fingerprint fingerprint;
 };
 
+/// The fixed-size form of a CallDesc that message-passing backends (MPI,
+/// NCCL) exchange within the group before every collective. `hVerify` is
+/// left for the backend: whether this member asks for fingerprint checks.
+namespace callheader {
+constexpr size_t kMaxRank = 16;
+constexpr size_t kMaxAxes = 8;
+enum : size_t {
+  hKind,
+  hDType,
+  hReduce,
+  hDim0,
+  hDim1,
+  hSeq,
+  hCapacity,
+  hRank,
+  hShape,
+  hFpKind = hShape + kMaxRank,
+  hFpDType,
+  hFpReduce,
+  hFpDim0,
+  hFpDim1,
+  hFpSeq,
+  hFpNumAxes,
+  hFpAxes,
+  hFpRank = hFpAxes + kMaxAxes,
+  hFpShape,
+  hVerify = hFpShape + kMaxRank,
+  kHeaderWords,
+};
+
+/// Encodes `call` into kHeaderWords words at `header`; false if the call has
+/// more than kMaxRank dims or kMaxAxes group axes.
+bool encode(const CallDesc &call, int64_t *header);
+CallDesc decode(const int64_t *header);
+} // namespace callheader
+
 /// An input block and an output buffer.
 struct InBlock {
   const void *data = nullptr;
