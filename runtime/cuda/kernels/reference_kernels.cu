@@ -17,9 +17,8 @@ using spmdk::i64;
 #define SPMD_FOR_EACH_TYPE(M) M(f32, float) M(f16, f16) M(bf16, bf16)
 
 #define SPMD_KERNELS(S, T)                                                     \
-  extern "C" __global__ void __launch_bounds__(1024)                           \
-      spmd_affine_gelu_##S(const T *x, const T *a, const T *b, T *y,           \
-                           i64 rows, i64 cols) {                               \
+  extern "C" __global__ void __launch_bounds__(1024) spmd_affine_gelu_##S(     \
+      const T *x, const T *a, const T *b, T *y, i64 rows, i64 cols) {          \
     spmdk::affineGelu(x, a, b, y, rows, cols);                                 \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(1024)                           \
@@ -42,9 +41,9 @@ using spmdk::i64;
     spmdk::layerNormBackwardInput(x, dy, gamma, mean, rstd, dx, rows, cols);   \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(1024)                           \
-      spmd_layer_norm_bwd_params_##S(const T *x, const T *dy,                  \
-                                     const float *mean, const float *rstd,     \
-                                     T *dgamma, T *dbeta, i64 rows, i64 cols) {\
+      spmd_layer_norm_bwd_params_##S(                                          \
+          const T *x, const T *dy, const float *mean, const float *rstd,       \
+          T *dgamma, T *dbeta, i64 rows, i64 cols) {                           \
     spmdk::layerNormBackwardParams(x, dy, mean, rstd, dgamma, dbeta, rows,     \
                                    cols);                                      \
   }                                                                            \
@@ -59,9 +58,9 @@ using spmdk::i64;
       const float *partial, T *out, i64 chunks, i64 cols) {                    \
     spmdk::columnSum(partial, out, chunks, cols);                              \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(1024) spmd_rms_norm_fwd_##S(    \
-      const T *x, const T *gamma, T *y, float *rstd, i64 rows, i64 cols,       \
-      float eps) {                                                             \
+  extern "C" __global__ void __launch_bounds__(1024)                           \
+      spmd_rms_norm_fwd_##S(const T *x, const T *gamma, T *y, float *rstd,     \
+                            i64 rows, i64 cols, float eps) {                   \
     spmdk::rmsNormForward(x, gamma, y, rstd, rows, cols, eps);                 \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(1024)                           \
