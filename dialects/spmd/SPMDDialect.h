@@ -7,6 +7,7 @@
 #include "mlir/IR/Dialect.h"
 #include "runtime/Layout.h"
 #include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace spmd {
 // Hashing for ArrayRefParameter<Placement> in LayoutAttr storage.

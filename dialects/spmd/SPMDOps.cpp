@@ -118,23 +118,14 @@ LogicalResult ConstrainOp::verifySymbolUses(SymbolTableCollection &tables) {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// What every collective shares: the mesh, the axes of its group and the
-/// group size, resolved and checked.
-struct GroupInfo {
-  MeshOp mesh;
-  SmallVector<int64_t> axes;
-  int64_t size = 1;
-};
-} // namespace
-
-static FailureOr<GroupInfo> verifyGroup(Operation *op, FlatSymbolRefAttr name,
-                                        ArrayAttr axisNames,
-                                        SymbolTableCollection &tables) {
-  GroupInfo info;
+FailureOr<MeshGroup> spmd::verifyMeshGroup(Operation *op,
+                                           FlatSymbolRefAttr name,
+                                           ArrayAttr axisNames,
+                                           SymbolTableCollection &tables) {
+  MeshGroup group;
   Operation *found = tables.lookupNearestSymbolFrom(op, name);
-  info.mesh = dyn_cast_or_null<MeshOp>(found);
-  if (!info.mesh)
+  group.mesh = dyn_cast_or_null<MeshOp>(found);
+  if (!group.mesh)
     return op->emitOpError() << (found ? "symbol " : "names unknown mesh ")
                              << name << (found ? " is not an spmd.mesh" : "");
   if (axisNames.empty())
@@ -142,19 +133,19 @@ static FailureOr<GroupInfo> verifyGroup(Operation *op, FlatSymbolRefAttr name,
   llvm::StringSet<> seen;
   for (Attribute attr : axisNames) {
     StringRef axis = cast<StringAttr>(attr).getValue();
-    std::optional<int64_t> index = info.mesh.getAxisIndex(axis);
+    std::optional<int64_t> index = group.mesh.getAxisIndex(axis);
     if (!index)
       return op->emitOpError()
              << "mesh " << name << " has no axis named '" << axis << "'";
     if (!seen.insert(axis).second)
       return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
-    info.axes.push_back(*index);
-    info.size *= info.mesh.getAxisSizes()[*index];
+    group.axes.push_back(*index);
+    group.size *= group.mesh.getAxisSizes()[*index];
   }
-  return info;
+  return group;
 }
 
-static SmallVector<int64_t> axisIndices(MeshOp mesh, ArrayAttr axisNames) {
+SmallVector<int64_t> spmd::meshAxisIndices(MeshOp mesh, ArrayAttr axisNames) {
   SmallVector<int64_t> axes;
   for (Attribute attr : axisNames)
     axes.push_back(*mesh.getAxisIndex(cast<StringAttr>(attr).getValue()));
@@ -238,8 +229,8 @@ rulesWith(int64_t rank, ArrayRef<std::pair<int64_t, DimRule>> set) {
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
-  FailureOr<GroupInfo> group =
-      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  FailureOr<MeshGroup> group =
+      verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
   if (failed(group))
     return failure();
   auto in = getInput().getType(), out = getResult().getType();
@@ -250,12 +241,12 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  return verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
-  FailureOr<GroupInfo> group =
-      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  FailureOr<MeshGroup> group =
+      verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
   if (failed(group))
     return failure();
   auto in = getInput().getType(), out = getResult().getType();
@@ -266,8 +257,8 @@ LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
-  FailureOr<GroupInfo> group =
-      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  FailureOr<MeshGroup> group =
+      verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
   if (failed(group))
     return failure();
   auto in = getInput().getType(), out = getResult().getType();
@@ -284,8 +275,8 @@ LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
-  FailureOr<GroupInfo> group =
-      verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  FailureOr<MeshGroup> group =
+      verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
   if (failed(group))
     return failure();
   auto in = getInput().getType(), out = getResult().getType();
@@ -297,11 +288,11 @@ LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
 
 LogicalResult
 PartialFromReplicatedOp::verifySymbolUses(SymbolTableCollection &tables) {
-  return verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables);
+  return verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables);
 }
 
 LogicalResult LocalSizeOp::verifySymbolUses(SymbolTableCollection &tables) {
-  if (failed(verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
+  if (failed(verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
     return failure();
   // I64Attr's accessor is unsigned; read the signed value.
   if (getGlobalSizeAttr().getInt() < 0)
@@ -311,7 +302,7 @@ LogicalResult LocalSizeOp::verifySymbolUses(SymbolTableCollection &tables) {
 }
 
 LogicalResult LocalOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
-  if (failed(verifyGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
+  if (failed(verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), tables)))
     return failure();
   if (getGlobalSizeAttr().getInt() < 0)
     return emitOpError() << "global size " << getGlobalSizeAttr().getInt()
@@ -321,7 +312,7 @@ LogicalResult LocalOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
 
 #define DEFINE_MESH_AXIS_INDICES(Op)                                           \
   SmallVector<int64_t> Op::getMeshAxisIndices(MeshOp mesh) {                   \
-    return axisIndices(mesh, getMeshAxes());                                   \
+    return meshAxisIndices(mesh, getMeshAxes());                               \
   }
 DEFINE_MESH_AXIS_INDICES(AllGatherOp)
 DEFINE_MESH_AXIS_INDICES(AllReduceOp)

@@ -5,7 +5,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace spmd;
@@ -149,20 +148,8 @@ LogicalResult verifyPlanGroup(Operation *op, FlatSymbolRefAttr name,
                               ArrayAttr axisNames, Value input, Value output,
                               ArrayRef<int64_t> dims,
                               SymbolTableCollection &tables) {
-  auto mesh = tables.lookupNearestSymbolFrom<MeshOp>(op, name);
-  if (!mesh)
-    return op->emitOpError() << "names unknown mesh " << name;
-  if (axisNames.empty())
-    return op->emitOpError() << "needs at least one mesh axis";
-  llvm::StringSet<> seen;
-  for (Attribute attr : axisNames) {
-    StringRef axis = cast<StringAttr>(attr).getValue();
-    if (!mesh.getAxisIndex(axis))
-      return op->emitOpError()
-             << "mesh " << name << " has no axis named '" << axis << "'";
-    if (!seen.insert(axis).second)
-      return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
-  }
+  if (failed(verifyMeshGroup(op, name, axisNames, tables)))
+    return failure();
   auto in = cast<MemRefType>(input.getType());
   auto out = cast<MemRefType>(output.getType());
   if (in.getElementType() != out.getElementType() ||
@@ -179,11 +166,8 @@ LogicalResult verifyPlanGroup(Operation *op, FlatSymbolRefAttr name,
 
 SmallVector<int64_t> axisIndicesOf(Operation *op, FlatSymbolRefAttr name,
                                    ArrayAttr axisNames) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, name);
-  SmallVector<int64_t> axes;
-  for (Attribute attr : axisNames)
-    axes.push_back(*mesh.getAxisIndex(cast<StringAttr>(attr).getValue()));
-  return axes;
+  return meshAxisIndices(SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, name),
+                         axisNames);
 }
 } // namespace
 
@@ -240,20 +224,8 @@ SmallVector<int64_t> PlanChunkSizeOp::getMeshAxisIndices() {
 }
 
 LogicalResult PlanChunkSizeOp::verifySymbolUses(SymbolTableCollection &t) {
-  auto mesh = t.lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
-  if (!mesh)
-    return emitOpError() << "names unknown mesh " << getMeshAttr();
-  if (getMeshAxes().empty())
-    return emitOpError() << "needs at least one mesh axis";
-  llvm::StringSet<> seen;
-  for (Attribute attr : getMeshAxes()) {
-    StringRef axis = cast<StringAttr>(attr).getValue();
-    if (!mesh.getAxisIndex(axis))
-      return emitOpError() << "mesh " << getMeshAttr() << " has no axis named '"
-                           << axis << "'";
-    if (!seen.insert(axis).second)
-      return emitOpError() << "lists mesh axis '" << axis << "' twice";
-  }
+  if (failed(verifyMeshGroup(*this, getMeshAttr(), getMeshAxes(), t)))
+    return failure();
   if (getSizeAttr().getInt() < 0)
     return emitOpError() << "size must not be negative";
   return success();
