@@ -70,6 +70,15 @@ static llvm::cl::opt<std::string>
     outputDir("output-dir", llvm::cl::desc("write result<i>.npy here"));
 static llvm::cl::opt<bool>
     check("check", llvm::cl::desc("compare with the unpartitioned program"));
+static llvm::cl::opt<double> atolOpt(
+    "atol",
+    llvm::cl::desc("--check: absolute tolerance (default by dtype: f32 "
+                   "1e-4, f16 1e-2, bf16 5e-2, f64 1e-9, integers exact)"),
+    llvm::cl::init(-1));
+static llvm::cl::opt<double>
+    rtolOpt("rtol",
+            llvm::cl::desc("--check: relative tolerance (default as --atol)"),
+            llvm::cl::init(-1));
 static llvm::cl::opt<std::string> referenceFile(
     "reference",
     llvm::cl::desc("unpartitioned program for --check (default: PROGRAM)"));
@@ -195,6 +204,11 @@ bool isRepresentative(const Mesh &mesh, const std::optional<Layout> &layout,
 struct Tolerance {
   double atol, rtol;
 };
+std::string formatTolerance(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", t);
+  return buf;
+}
 Tolerance toleranceFor(ElemType type) {
   switch (type) {
   case ElemType::F64:
@@ -217,8 +231,8 @@ int main(int argc, char **argv) {
   static llvm::cl::OptionCategory runCategory("spmd-run options");
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
            &inputFile, &entryName, &ranksOpt, &inputDir, &seed, &outputDir,
-           &check, &referenceFile, &partitionMode, &steps, &printPlan,
-           &commKind, &verifyCollectives, &timeoutSeconds})
+           &check, &atolOpt, &rtolOpt, &referenceFile, &partitionMode, &steps,
+           &printPlan, &commKind, &verifyCollectives, &timeoutSeconds})
     opt->addCategory(runCategory);
   llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
@@ -570,6 +584,10 @@ int main(int argc, char **argv) {
     const void *expected = refExec.result(i, refPtrs);
     ElemType refType = ref.results[i].type;
     Tolerance tol = toleranceFor(res.type);
+    if (atolOpt >= 0)
+      tol.atol = atolOpt;
+    if (rtolOpt >= 0)
+      tol.rtol = rtolOpt;
     Layout layout = res.layout ? *res.layout : Layout::replicated(mesh.rank());
     double maxAbs = 0, maxRel = 0;
     std::string firstBad;
@@ -603,7 +621,9 @@ int main(int argc, char **argv) {
                      (partial ? std::string("the assembled partial value")
                               : "rank " + std::to_string(d)) +
                      " at local element " + std::to_string(k) + ": got " +
-                     std::to_string(a) + ", expected " + std::to_string(b);
+                     std::to_string(a) + ", expected " + std::to_string(b) +
+                     " (atol " + formatTolerance(tol.atol) + ", rtol " +
+                     formatTolerance(tol.rtol) + ")";
       }
     }
     llvm::outs() << "result" << i << ": max abs err " << maxAbs
