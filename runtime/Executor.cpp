@@ -88,8 +88,9 @@ std::string Executor::run(const std::vector<void *> &args,
       splits.push_back(schedule.mesh.axisSizes[axis]);
       indices.push_back(coords[axis]);
     }
+    Range range = nestedChunkRange(size.globalSize, splits, indices);
     sizeValues.push_back(
-        nestedChunkRange(size.globalSize, splits, indices).size);
+        size.kind == SizeSource::Kind::LocalOffset ? range.offset : range.size);
   }
   planDynamicBuffers();
   prepareKernelCalls(args);
@@ -261,13 +262,16 @@ void Executor::prepareKernelCalls(const std::vector<void *> &args) {
     size_t n = step.operands.size();
     call.descriptors.resize(n);
     call.pointers.resize(n);
-    call.packed.resize(n);
+    call.packed.resize(n + step.scalars.size());
     for (size_t k = 0; k < n; ++k) {
       const BufferRef &ref = step.operands[k];
       call.descriptors[k] = descriptor(address(ref, args), resolve(ref));
       call.pointers[k] = call.descriptors[k].data();
       call.packed[k] = &call.pointers[k];
     }
+    // An index argument is passed by value: its packed slot points at it.
+    for (size_t k = 0; k < step.scalars.size(); ++k)
+      call.packed[n + k] = &sizeValues[step.scalars[k]];
   }
 }
 

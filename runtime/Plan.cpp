@@ -282,6 +282,11 @@ std::string Schedule::validate() const {
     for (int64_t axis : step.axes)
       if (axis < 0 || axis >= mesh.rank())
         return what + " names mesh axis " + std::to_string(axis);
+    if (!step.scalars.empty() && step.kind != StepKind::Kernel)
+      return what + " has scalar arguments";
+    for (int64_t slot : step.scalars)
+      if (slot < 0 || slot >= static_cast<int64_t>(sizes.size()))
+        return what + " reads unknown scalar " + std::to_string(slot);
   }
   for (const SizeSource &size : sizes) {
     if (size.kind != SizeSource::Kind::ArgDim) {
@@ -318,6 +323,8 @@ std::string Schedule::str() const {
       os << " " << kernels[step.kernel];
     for (const BufferRef &ref : step.operands)
       os << " " << refStr(ref);
+    for (int64_t slot : step.scalars)
+      os << " %s" << slot;
     os << "\n";
   }
   // The collective sequence is the same on every rank: counts and input

@@ -54,15 +54,17 @@ struct BufferRef {
   }
 };
 
-/// Where a dynamic size comes from: a dim of an entry argument (the run
-/// gives each rank's argument shapes), or this rank's torch.chunk size of a
+/// Where a rank-dependent index (a dynamic size, or a kernel's scalar
+/// argument) comes from: a dim of an entry argument (the run gives each
+/// rank's argument shapes), or this rank's torch.chunk size or offset of a
 /// global dim sharded over mesh axes, nested in the order listed (what
-/// spmd-partition's `spmd.local_size` computes).
+/// spmd-partition's `spmd.local_size` / `spmd.local_offset` compute).
 struct SizeSource {
-  /// LocalChunk nests the chunking over `axes` (spmd.local_size);
-  /// GroupChunk splits once over the whole group (spmd.plan_chunk_size, as
-  /// collectives split).
-  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk };
+  /// LocalChunk nests the chunking over `axes` (spmd.local_size), and
+  /// LocalOffset gives that chunk's offset (spmd.local_offset); GroupChunk
+  /// splits once over the whole group (spmd.plan_chunk_size, as collectives
+  /// split).
+  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk, LocalOffset };
   Kind kind = Kind::ArgDim;
   int64_t arg = 0;
   int64_t dim = 0;
@@ -89,6 +91,8 @@ struct Step {
   int64_t kernel = -1;
   std::vector<BufferRef>
       operands; // Kernel: all; Gemm: A, B, C; others: in, out
+  /// Kernel: its index arguments after the buffers, as Schedule::sizes slots.
+  std::vector<int64_t> scalars;
   /// Gemm.
   bool transposeA = false, transposeB = false;
   int64_t beta = 1;
@@ -115,7 +119,7 @@ struct Schedule {
   Mesh mesh; // one device when the entry names no mesh
   std::vector<TensorInfo> args, results;
   std::vector<BufferRef> resultRefs; // where each result lives after a run
-  std::vector<SizeSource> sizes;     // dynamic sizes of heap buffers
+  std::vector<SizeSource> sizes;     // dynamic sizes and kernel scalars
   int64_t numHeapBuffers = 0;
   std::vector<std::string> kernels; // kernel function names
   std::vector<Step> steps;

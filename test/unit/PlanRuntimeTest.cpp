@@ -160,6 +160,61 @@ TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
   EXPECT_EQ(values[2], (std::vector<float>{4}));
 }
 
+/// A kernel in the JIT's packed convention: out[i] = i + offset, for the
+/// descriptor of a 1-D memref (args[0]) and an index scalar (args[1]).
+static void iotaFromOffset(void **args) {
+  auto *desc = *static_cast<int64_t **>(args[0]);
+  auto *data = reinterpret_cast<float *>(desc[1]);
+  int64_t size = desc[3];
+  int64_t offset = *static_cast<int64_t *>(args[1]);
+  for (int64_t i = 0; i < size; ++i)
+    data[i] = static_cast<float>(i + offset);
+}
+
+TEST(PlanRuntime, KernelScalarsAreRankOffsets) {
+  // 13 elements nested over a 2x2 mesh (chunks 4, 3, 3, 3 at offsets 0, 4,
+  // 7, 10): every rank writes the global indices of its chunk, so the size
+  // slot and the offset slot must agree with the torch.chunk arithmetic.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"dp", "tp"}, {2, 2}};
+  SizeSource size, offset;
+  size.kind = SizeSource::Kind::LocalChunk;
+  size.globalSize = 13;
+  size.axes = {0, 1};
+  offset = size;
+  offset.kind = SizeSource::Kind::LocalOffset;
+  s.sizes = {size, offset};
+  s.numHeapBuffers = 1;
+  s.kernels = {"iota"};
+  BufferRef out{BufferRef::Where::Heap, 0, ElemType::F32, {-1}, {0}};
+  Step kernel;
+  kernel.kind = StepKind::Kernel;
+  kernel.kernel = 0;
+  kernel.operands = {out};
+  kernel.scalars = {1};
+  s.steps = {kernel};
+  s.results = {{ElemType::F32, {-1}, std::nullopt}};
+  s.resultRefs = {out};
+  ASSERT_EQ(s.validate(), "");
+  EXPECT_NE(s.str().find("kernel iota heap0:f32[?] %s1"), std::string::npos)
+      << s.str();
+  std::vector<std::vector<float>> values(4);
+  runRanks(s.mesh, [&](CommCollectives &comm) {
+    Executor exec(s, {iotaFromOffset}, &comm);
+    std::vector<void *> args;
+    ASSERT_EQ(exec.run(args), "");
+    const auto *r = static_cast<const float *>(exec.result(0, args));
+    values[comm.device()].assign(r, r + exec.resultShape(0)[0]);
+  });
+  EXPECT_EQ(values, (std::vector<std::vector<float>>{
+                        {0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}}));
+
+  Schedule bad = s;
+  bad.steps[0].scalars = {2};
+  EXPECT_EQ(bad.validate(), "step 0 (kernel) reads unknown scalar 2");
+}
+
 TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
   Schedule s;
   s.name = "f";
