@@ -213,8 +213,19 @@ Tolerance toleranceFor(ElemType type) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists spmd-run's options, not the hundreds libLLVM registers.
+  static llvm::cl::OptionCategory runCategory("spmd-run options");
+  for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
+           &inputFile, &entryName, &ranksOpt, &inputDir, &seed, &outputDir,
+           &check, &referenceFile, &partitionMode, &steps, &printPlan,
+           &commKind, &verifyCollectives, &timeoutSeconds})
+    opt->addCategory(runCategory);
+  llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
-      argc, argv, "spmd-run: run a plan on simulated ranks\n");
+      argc, argv,
+      "spmd-run: run a global program or a plan on simulated ranks "
+      "(threads) or MPI processes, optionally checked against the "
+      "unpartitioned program\n");
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
