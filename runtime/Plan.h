@@ -11,6 +11,7 @@
 #ifndef SPMD_RUNTIME_PLAN_H
 #define SPMD_RUNTIME_PLAN_H
 
+#include "runtime/DType.h"
 #include "runtime/Layout.h"
 
 #include <cstddef>
@@ -21,20 +22,9 @@
 
 namespace spmd::plan {
 
-/// Element types of plan buffers.
-enum class ElemType : uint8_t { F32, F64, F16, BF16, I32, I64, I8 };
-size_t elemSize(ElemType type);
-const char *elemTypeName(ElemType type);
-bool isFloatType(ElemType type);
-
-/// Element `i` of a buffer as a double, and the reverse (f16/bf16 round to
-/// nearest even). For I/O, checks and the slow paths, not hot loops.
-double loadElement(const void *data, ElemType type, int64_t i);
-void storeElement(void *data, ElemType type, int64_t i, double value);
-
-using Shape = std::vector<int64_t>;
-int64_t numElements(const Shape &shape);
-std::string shapeStr(const Shape &shape);
+// Element types of plan buffers are the runtime's DTypes (f32, f64, f16,
+// bf16, i32, i64, and i8 for i1/i8 buffers); Shape, numElements, shapeStr
+// and the element conversions come from runtime/DType.h.
 
 /// A buffer a step reads or writes: an entry argument, an arena slice, or a
 /// buffer with rank-dependent (dynamic) dims that the executor allocates at
@@ -43,14 +33,14 @@ struct BufferRef {
   enum class Where : uint8_t { Arg, Arena, Heap };
   Where where = Where::Arena;
   int64_t index = 0; // argument number, arena byte offset, or heap buffer id
-  ElemType type = ElemType::F32;
+  DType type = DType::F32;
   Shape shape; // -1 on a dynamic dim
   /// For each dynamic dim of a Heap buffer: its index in Schedule::sizes.
   std::vector<int64_t> sizeSlots;
   bool isStatic() const;
   /// Bytes of a static buffer.
   int64_t bytes() const {
-    return numElements(shape) * static_cast<int64_t>(elemSize(type));
+    return numElements(shape) * static_cast<int64_t>(dtypeSize(type));
   }
 };
 
@@ -104,7 +94,7 @@ struct Step {
 
 /// A tensor crossing the entry's boundary: local type and global layout.
 struct TensorInfo {
-  ElemType type = ElemType::F32;
+  DType type = DType::F32;
   Shape localShape;
   std::optional<Layout> layout; // absent: replicated
   /// The global shape (spmd.global_type of a partitioned program); absent:

@@ -61,31 +61,31 @@ LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
   });
 }
 
-static std::optional<plan::ElemType> elemTypeOf(Type type) {
+static std::optional<DType> elemTypeOf(Type type) {
   if (type.isF32())
-    return plan::ElemType::F32;
+    return DType::F32;
   if (type.isF64())
-    return plan::ElemType::F64;
+    return DType::F64;
   if (type.isF16())
-    return plan::ElemType::F16;
+    return DType::F16;
   if (type.isBF16())
-    return plan::ElemType::BF16;
+    return DType::BF16;
   if (type.isInteger(32) || type.isIndex())
-    return type.isIndex() ? plan::ElemType::I64 : plan::ElemType::I32;
+    return type.isIndex() ? DType::I64 : DType::I32;
   if (type.isInteger(64))
-    return plan::ElemType::I64;
+    return DType::I64;
   if (type.isInteger(8) || type.isInteger(1))
-    return plan::ElemType::I8;
+    return DType::I8;
   return std::nullopt;
 }
 
 /// The global shape spmd-partition records in spmd.global_type.
-static std::optional<plan::Shape> globalShapeOf(TypeAttr attr) {
+static std::optional<Shape> globalShapeOf(TypeAttr attr) {
   auto type =
       attr ? dyn_cast<RankedTensorType>(attr.getValue()) : RankedTensorType();
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  return plan::Shape(type.getShape().begin(), type.getShape().end());
+  return Shape(type.getShape().begin(), type.getShape().end());
 }
 
 namespace {
@@ -213,7 +213,7 @@ struct ScheduleBuilder {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !type.getLayout().isIdentity())
       return fail(user, "needs identity-layout memref buffers");
-    std::optional<plan::ElemType> elem = elemTypeOf(type.getElementType());
+    std::optional<DType> elem = elemTypeOf(type.getElementType());
     if (!elem)
       return fail(user, "has a buffer of unsupported element type");
     plan::BufferRef r;
