@@ -361,6 +361,7 @@ def main():
     for r in reports:
         p("    " + " ".join(a if re.match(r"^[\w./:=,-]+$", a) else f"'{a}'"
                            for a in r["export_cmd"]).replace(ROOT + "/", "")
+          .replace(work_root, "WORK")
           .replace(PY, "python3") + "\n")
 
 
