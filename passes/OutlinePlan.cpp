@@ -23,13 +23,22 @@ using namespace mlir;
 namespace {
 struct GemmForm {
   bool transposeA = false, transposeB = false;
+  /// How A, B and C collapse into the (batch,) rows, cols view BLAS takes;
+  /// empty where the buffer already has that shape.
+  SmallVector<ReassociationIndices> views[3];
 };
 
-/// Recognizes (batch) matmuls, also with a transposed operand, on contiguous
-/// buffers of one float element type.
+/// Recognizes (batch) matmuls on contiguous buffers of one float element
+/// type: named matmuls, and contractions written as linalg.generic whose
+/// loops group into a GEMM the buffers' row-major layouts can express
+/// without copies (spmd-fold-reshapes turns `linear` on a [b, t, d]
+/// activation into a contraction with m = (b, t); attention's grouped heads
+/// give several batch loops). A, B and C must read the groups in the order
+/// (batch, m, k), (batch, k, n), (batch, m, n), with m/k of A or k/n of B
+/// possibly swapped (a transposed operand).
 std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
-  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) ||
-      !op.hasPureBufferSemantics())
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
   Type elem;
   for (Value v : op->getOperands()) {
@@ -42,30 +51,86 @@ std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
   }
   if (!elem.isF32() && !elem.isF64() && !elem.isF16() && !elem.isBF16())
     return std::nullopt;
-  bool batch = isa<linalg::BatchMatmulOp>(op);
-  MLIRContext *ctx = op->getContext();
-  unsigned n = batch ? 4 : 3;
-  // Loops (b,) m, n, k.
-  unsigned b = 0, m = batch ? 1 : 0, nn = m + 1, k = m + 2;
-  auto map = [&](unsigned x, unsigned y) {
-    SmallVector<AffineExpr> exprs;
-    if (batch)
-      exprs.push_back(getAffineDimExpr(b, ctx));
-    exprs.push_back(getAffineDimExpr(x, ctx));
-    exprs.push_back(getAffineDimExpr(y, ctx));
-    return AffineMap::get(n, 0, exprs, ctx);
-  };
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+    return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps.size() != 3 || maps[2] != map(m, nn))
+  // The loops of each operand in order.
+  auto loopsOf = [](AffineMap map) {
+    SmallVector<unsigned> loops;
+    for (AffineExpr e : map.getResults())
+      loops.push_back(cast<AffineDimExpr>(e).getPosition());
+    return loops;
+  };
+  SmallVector<unsigned> a = loopsOf(maps[0]), b = loopsOf(maps[1]),
+                        c = loopsOf(maps[2]);
+  auto in = [](ArrayRef<unsigned> group, unsigned loop) {
+    return llvm::is_contained(group, loop);
+  };
+  // Splits `loops` into consecutive runs of the given groups; fails unless
+  // every loop belongs to the run it is in and each run is non-empty
+  // (batch may be empty).
+  auto split = [&](ArrayRef<unsigned> loops,
+                   ArrayRef<ArrayRef<unsigned>> groups,
+                   SmallVector<SmallVector<unsigned>> &runs) {
+    size_t at = 0;
+    runs.clear();
+    for (ArrayRef<unsigned> group : groups) {
+      SmallVector<unsigned> run;
+      while (at < loops.size() && in(group, loops[at]))
+        run.push_back(loops[at++]);
+      if (run.size() != group.size())
+        return false;
+      runs.push_back(run);
+    }
+    return at == loops.size();
+  };
+  ArrayRef<unsigned> batch = dims->batch, m = dims->m, n = dims->n, k = dims->k;
+  SmallVector<SmallVector<unsigned>> cRuns, aRuns, bRuns;
+  if (!split(c, {batch, m, n}, cRuns))
     return std::nullopt;
   GemmForm form;
-  if (maps[0] == map(k, m))
+  if (!split(a, {batch, m, k}, aRuns)) {
+    if (!split(a, {batch, k, m}, aRuns))
+      return std::nullopt;
     form.transposeA = true;
-  else if (maps[0] != map(m, k))
-    return std::nullopt;
-  if (maps[1] == map(nn, k))
+  }
+  if (!split(b, {batch, k, n}, bRuns)) {
+    if (!split(b, {batch, n, k}, bRuns))
+      return std::nullopt;
     form.transposeB = true;
-  else if (maps[1] != map(k, nn))
+  }
+  // Same loop order in every operand that reads a group.
+  unsigned am = form.transposeA ? 2 : 1, ak = form.transposeA ? 1 : 2;
+  unsigned bk = form.transposeB ? 2 : 1, bn = form.transposeB ? 1 : 2;
+  if (aRuns[0] != cRuns[0] || bRuns[0] != cRuns[0] || aRuns[am] != cRuns[1] ||
+      bRuns[bn] != cRuns[2] || aRuns[ak] != bRuns[bk])
+    return std::nullopt;
+  // The views: one dim per non-empty run.
+  auto viewOf = [&](ArrayRef<SmallVector<unsigned>> runs, Value v,
+                    SmallVector<ReassociationIndices> &view) {
+    int64_t dim = 0;
+    bool trivial = true;
+    for (const SmallVector<unsigned> &run : runs) {
+      if (run.empty())
+        continue;
+      ReassociationIndices group;
+      for (size_t i = 0; i < run.size(); ++i)
+        group.push_back(dim++);
+      trivial &= group.size() == 1;
+      view.push_back(group);
+    }
+    if (trivial) {
+      view.clear();
+      return true;
+    }
+    // A reshape of rank-dependent dims is not a view the runtime takes.
+    return cast<MemRefType>(v.getType()).hasStaticShape();
+  };
+  if (!viewOf(aRuns, op->getOperand(0), form.views[0]) ||
+      !viewOf(bRuns, op->getOperand(1), form.views[1]) ||
+      !viewOf(cRuns, op->getOperand(2), form.views[2]))
     return std::nullopt;
   return form;
 }
@@ -226,8 +291,15 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
                << "cannot be placed in a plan schedule (expected linalg ops "
                   "on buffers, memref.copy, spmd collectives)";
       if (std::optional<GemmForm> gemm = matchGemm(linalgOp)) {
-        Value a = op->getOperand(0), b = op->getOperand(1),
-              c = op->getOperand(2);
+        // Grouped loops: the GEMM reads contiguous reshaped views.
+        auto view = [&](unsigned i) -> Value {
+          Value v = op->getOperand(i);
+          if (gemm->views[i].empty())
+            return v;
+          return memref::CollapseShapeOp::create(rewriter, op->getLoc(), v,
+                                                 gemm->views[i]);
+        };
+        Value a = view(0), b = view(1), c = view(2);
         int64_t beta = betas.lookup(op);
         spmd::PlanGemmOp::create(rewriter, op->getLoc(), a, b, c,
                                  gemm->transposeA, gemm->transposeB, beta);
