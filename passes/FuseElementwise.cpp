@@ -39,12 +39,18 @@ struct FuseElementwisePass
     }
 
     RewritePatternSet patterns(module.getContext());
-    // Fuse a producer into its consumer only when it has no other use, so no
-    // work is duplicated.
+    // Fuse a producer into its consumer only when it has no other use and
+    // the consumer reads it without broadcasting, so no work is duplicated:
+    // a broadcast producer (AdamW's 0-d bias corrections 1 - beta^t, say)
+    // fused into an elementwise consumer would be recomputed per element.
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
-          return producer && producer->hasOneUse();
+          if (!producer || !producer->hasOneUse())
+            return false;
+          auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
+          return !consumer ||
+                 consumer.getMatchingIndexingMap(operand).isPermutation();
         });
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     // Not converging within the iteration limit leaves correct (just less
