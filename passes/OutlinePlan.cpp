@@ -1,5 +1,6 @@
 //===- OutlinePlan.cpp - bufferized entries to plan schedules -------------===//
 
+#include "passes/GemmMatch.h"
 #include "passes/Passes.h"
 
 #include "dialects/spmd/SPMDOps.h"
@@ -33,9 +34,7 @@ struct GemmForm {
 /// loops group into a GEMM the buffers' row-major layouts can express
 /// without copies (spmd-fold-reshapes turns `linear` on a [b, t, d]
 /// activation into a contraction with m = (b, t); attention's grouped heads
-/// give several batch loops). A, B and C must read the groups in the order
-/// (batch, m, k), (batch, k, n), (batch, m, n), with m/k of A or k/n of B
-/// possibly swapped (a transposed operand).
+/// give several batch loops); see matchGemmLoops.
 std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
@@ -51,62 +50,13 @@ std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
   }
   if (!elem.isF32() && !elem.isF64() && !elem.isF16() && !elem.isBF16())
     return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
-    return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  // The loops of each operand in order.
-  auto loopsOf = [](AffineMap map) {
-    SmallVector<unsigned> loops;
-    for (AffineExpr e : map.getResults())
-      loops.push_back(cast<AffineDimExpr>(e).getPosition());
-    return loops;
-  };
-  SmallVector<unsigned> a = loopsOf(maps[0]), b = loopsOf(maps[1]),
-                        c = loopsOf(maps[2]);
-  auto in = [](ArrayRef<unsigned> group, unsigned loop) {
-    return llvm::is_contained(group, loop);
-  };
-  // Splits `loops` into consecutive runs of the given groups; fails unless
-  // every loop belongs to the run it is in and each run is non-empty
-  // (batch may be empty).
-  auto split = [&](ArrayRef<unsigned> loops,
-                   ArrayRef<ArrayRef<unsigned>> groups,
-                   SmallVector<SmallVector<unsigned>> &runs) {
-    size_t at = 0;
-    runs.clear();
-    for (ArrayRef<unsigned> group : groups) {
-      SmallVector<unsigned> run;
-      while (at < loops.size() && in(group, loops[at]))
-        run.push_back(loops[at++]);
-      if (run.size() != group.size())
-        return false;
-      runs.push_back(run);
-    }
-    return at == loops.size();
-  };
-  ArrayRef<unsigned> batch = dims->batch, m = dims->m, n = dims->n, k = dims->k;
-  SmallVector<SmallVector<unsigned>> cRuns, aRuns, bRuns;
-  if (!split(c, {batch, m, n}, cRuns))
+  std::optional<spmd::GemmLoops> loops =
+      spmd::matchGemmLoops(op.getIndexingMapsArray());
+  if (!loops)
     return std::nullopt;
   GemmForm form;
-  if (!split(a, {batch, m, k}, aRuns)) {
-    if (!split(a, {batch, k, m}, aRuns))
-      return std::nullopt;
-    form.transposeA = true;
-  }
-  if (!split(b, {batch, k, n}, bRuns)) {
-    if (!split(b, {batch, n, k}, bRuns))
-      return std::nullopt;
-    form.transposeB = true;
-  }
-  // Same loop order in every operand that reads a group.
-  unsigned am = form.transposeA ? 2 : 1, ak = form.transposeA ? 1 : 2;
-  unsigned bk = form.transposeB ? 2 : 1, bn = form.transposeB ? 1 : 2;
-  if (aRuns[0] != cRuns[0] || bRuns[0] != cRuns[0] || aRuns[am] != cRuns[1] ||
-      bRuns[bn] != cRuns[2] || aRuns[ak] != bRuns[bk])
-    return std::nullopt;
+  form.transposeA = loops->transposeA;
+  form.transposeB = loops->transposeB;
   // The views: one dim per non-empty run.
   auto viewOf = [&](ArrayRef<SmallVector<unsigned>> runs, Value v,
                     SmallVector<ReassociationIndices> &view) {
@@ -128,9 +78,9 @@ std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
     // A reshape of rank-dependent dims is not a view the runtime takes.
     return cast<MemRefType>(v.getType()).hasStaticShape();
   };
-  if (!viewOf(aRuns, op->getOperand(0), form.views[0]) ||
-      !viewOf(bRuns, op->getOperand(1), form.views[1]) ||
-      !viewOf(cRuns, op->getOperand(2), form.views[2]))
+  if (!viewOf(loops->runs[0], op->getOperand(0), form.views[0]) ||
+      !viewOf(loops->runs[1], op->getOperand(1), form.views[1]) ||
+      !viewOf(loops->runs[2], op->getOperand(2), form.views[2]))
     return std::nullopt;
   return form;
 }
