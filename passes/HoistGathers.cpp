@@ -92,14 +92,21 @@ bool hasPartial(LayoutAttr l) {
            return p.isPartial();
          });
 }
+/// Sharded or partial on some axis.
+bool isDistributed(LayoutAttr l) { return isSharded(l) || hasPartial(l); }
 
-/// Ops a region may hold: cheap, computed the same way whatever the
-/// layout, every tensor operand and result static, laid out without partial.
+/// Ops a region may hold: computed the same way whatever the layout, every
+/// tensor operand and result static. Reductions only where nothing is
+/// sharded (partial terms summed over the whole tensor on every rank
+/// already), so replicating them adds no compute.
 bool isRegionOp(Operation *op) {
   bool kind = false;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     kind = linalgOp.hasPureTensorSemantics() &&
-           linalgOp.getNumReductionLoops() == 0;
+           (linalgOp.getNumReductionLoops() == 0 ||
+            llvm::none_of(op->getOperands(), [](Value v) {
+              return isRankedTensor(v) && isSharded(layoutOf(v));
+            }));
   else
     kind =
         isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op) ||
@@ -111,8 +118,7 @@ bool isRegionOp(Operation *op) {
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
     if (!isRankedTensor(v))
       continue;
-    LayoutAttr l = layoutOf(v);
-    if (!l || hasPartial(l) || !tensorBytes(v))
+    if (!layoutOf(v) || !tensorBytes(v))
       return false;
   }
   return true;
@@ -123,8 +129,18 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
     func::FuncOp fn = getOperation();
     if (!fn.getBody().hasOneBlock())
       return;
-    Block &block = fn.getBody().front();
-    // Regions: union region ops joined by a sharded value.
+    // A rewrite changes the regions around it: recompute them until none
+    // changes (bounded; each rewrite removes at least one reshard).
+    for (int round = 0; round < 8 && replicateOnce(fn.getBody().front());
+         ++round)
+      ;
+  }
+
+  /// Tries every region, and where replicating a whole region does not pay,
+  /// its downstream-closed parts (an op and every region op consuming it);
+  /// returns whether anything was rewritten.
+  bool replicateOnce(Block &block) {
+    // Regions: union region ops joined by a sharded or partial value.
     llvm::EquivalenceClasses<Operation *> classes;
     SmallVector<Operation *> regionOps;
     for (Operation &op : block)
@@ -135,14 +151,45 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
     for (Operation *op : regionOps)
       for (Value v : op->getOperands())
         if (Operation *def = v.getDefiningOp();
-            def && classes.contains(def) && isSharded(layoutOf(v)))
+            def && classes.contains(def) && isDistributed(layoutOf(v)))
           classes.unionSets(def, op);
     llvm::MapVector<Operation *, SmallVector<Operation *>> regions;
     for (Operation *op : regionOps)
       regions[classes.getLeaderValue(op)].push_back(op);
-    for (auto &[leader, ops] : regions)
-      if (auto mesh = meshOf(ops))
-        maybeReplicate(ops, *mesh);
+    bool changed = false;
+    for (auto &[leader, ops] : regions) {
+      auto mesh = meshOf(ops);
+      if (!mesh)
+        continue;
+      if (maybeReplicate(ops, *mesh)) {
+        changed = true;
+        continue;
+      }
+      // Parts, latest first (ops are in block order). Bounded: the parts of
+      // a region are quadratic in its size.
+      if (ops.size() > 64)
+        continue;
+      for (Operation *start : llvm::reverse(ops)) {
+        llvm::SmallPtrSet<Operation *, 16> part{start};
+        for (Operation *op : ops)
+          if (op != start && llvm::any_of(op->getOperands(), [&](Value v) {
+                Operation *def = v.getDefiningOp();
+                return def && part.contains(def) && isDistributed(layoutOf(v));
+              }))
+            part.insert(op);
+        if (part.size() == ops.size())
+          continue;
+        SmallVector<Operation *> partOps;
+        for (Operation *op : ops)
+          if (part.contains(op))
+            partOps.push_back(op);
+        if (maybeReplicate(partOps, *mesh)) {
+          changed = true;
+          break;
+        }
+      }
+    }
+    return changed;
   }
 
   /// The mesh of a region's layouts.
@@ -160,55 +207,69 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
     return std::nullopt;
   }
 
+  /// A constrain of `source` to `replicated` outside the region.
+  static ConstrainOp
+  replicaOf(Value source, LayoutAttr replicated,
+            const llvm::SmallPtrSetImpl<Operation *> &region) {
+    for (Operation *user : source.getUsers())
+      if (auto c = dyn_cast<ConstrainOp>(user);
+          c && c.getLayout() == replicated && !region.contains(user))
+        return c;
+    return ConstrainOp();
+  }
+
   double reshard(const ::spmd::Mesh &mesh, LayoutAttr from, LayoutAttr to,
                  Value v) {
     return ::spmd::reshardCost(mesh, from.toLayout(), to.toLayout(),
                                *tensorBytes(v));
   }
 
-  void maybeReplicate(ArrayRef<Operation *> ops,
+  bool maybeReplicate(ArrayRef<Operation *> ops,
                       std::pair<FlatSymbolRefAttr, ::spmd::Mesh> meshPair) {
     const ::spmd::Mesh &mesh = meshPair.second;
     llvm::SmallPtrSet<Operation *, 16> inRegion(ops.begin(), ops.end());
     auto replicated = LayoutAttr::get(meshPair.first,
                                       ::spmd::Layout::replicated(mesh.rank()));
     double before = 0, after = 0;
-    bool sharded = false;
-    // Inputs: sharded values from outside (tensor.empty inits are free).
+    bool distributed = false;
+    // Inputs: sharded or partial values from outside (tensor.empty inits are
+    // free).
     llvm::SetVector<Value> inputs;
     for (Operation *op : ops)
       for (Value v : op->getOperands()) {
         Operation *def = v.getDefiningOp();
         if (!isRankedTensor(v) || (def && inRegion.contains(def)) ||
-            !isSharded(layoutOf(v)) || isa_and_nonnull<tensor::EmptyOp>(def))
+            !isDistributed(layoutOf(v)) ||
+            isa_and_nonnull<tensor::EmptyOp>(def))
           continue;
         inputs.insert(v);
       }
     for (Value v : inputs) {
-      auto constrain = v.getDefiningOp<ConstrainOp>();
-      if (!constrain) {
-        after += reshard(mesh, layoutOf(v), replicated, v);
-        continue;
+      Value source = v;
+      if (auto constrain = v.getDefiningOp<ConstrainOp>()) {
+        source = constrain.getInput();
+        // A constrain only the region reads disappears; one with other
+        // users stays for them.
+        if (llvm::all_of(constrain->getUsers(),
+                         [&](Operation *u) { return inRegion.contains(u); }))
+          before += reshard(mesh, layoutOf(source), layoutOf(v), v);
       }
-      Value source = constrain.getInput();
       LayoutAttr from = layoutOf(source);
       if (!from)
-        return;
-      bool onlyRegion = llvm::all_of(constrain->getUsers(), [&](Operation *u) {
-        return inRegion.contains(u);
-      });
-      if (onlyRegion)
-        before += reshard(mesh, from, layoutOf(v), v);
-      // (Otherwise the constrain stays for its other users.)
+        return false;
+      // Free when replicated already, or reduced/gathered anyway for another
+      // user (a partial gradient all-reduced for the next layer's backward).
+      if (from == replicated || replicaOf(source, replicated, inRegion))
+        continue;
       after += reshard(mesh, from, replicated, v);
     }
     // Results: constrains reading them start from R; the rest gets a slice.
     for (Operation *op : ops)
       for (Value r : op->getResults()) {
         LayoutAttr l = layoutOf(r);
-        if (!isSharded(l))
+        if (!isDistributed(l))
           continue;
-        sharded = true;
+        distributed = true;
         double devices = 1;
         for (auto [a, p] : llvm::enumerate(l.getPlacements()))
           if (p.isShard())
@@ -219,9 +280,10 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
               constrain && !inRegion.contains(user))
             before += reshard(mesh, l, constrain.getLayout(), r);
       }
-    if (!sharded || after >= before * (1 - 1e-9))
-      return;
+    if (!distributed || after >= before * (1 - 1e-9))
+      return false;
     rewrite(ops, inRegion, inputs, replicated);
+    return true;
   }
 
   void rewrite(ArrayRef<Operation *> ops,
@@ -253,6 +315,12 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
       Operation *firstUser = *llvm::find_if(ops, [&](Operation *op) {
         return llvm::is_contained(op->getOperands(), v);
       });
+      if (ConstrainOp shared = replicaOf(source, replicated, inRegion)) {
+        if (firstUser->isBeforeInBlock(shared))
+          shared->moveBefore(firstUser);
+        replicatedOf[v] = shared.getResult();
+        continue;
+      }
       b.setInsertionPoint(firstUser);
       replicatedOf[v] =
           ConstrainOp::create(b, v.getLoc(), v.getType(), source, replicated);
@@ -262,7 +330,7 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
     SmallVector<std::pair<OpResult, LayoutAttr>> results;
     for (Operation *op : ops)
       for (OpResult r : op->getResults())
-        if (LayoutAttr l = layoutOf(r); isSharded(l))
+        if (LayoutAttr l = layoutOf(r); isDistributed(l))
           results.push_back({r, l});
     for (Operation *op : ops) {
       for (OpOperand &operand : op->getOpOperands()) {
@@ -273,7 +341,7 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
         }
         // A sharded empty init: a replicated empty of its own.
         if (auto empty = v.getDefiningOp<tensor::EmptyOp>();
-            empty && isSharded(layoutOf(v))) {
+            empty && isDistributed(layoutOf(v))) {
           emptiesSeen.insert(empty);
           b.setInsertionPointAfter(empty);
           Operation *clone = b.clone(*empty);
