@@ -388,10 +388,14 @@ int main(int argc, char **argv) {
         }
       }
       if (k.name == breakKernel) {
-        for (size_t i = 0; i < emu.size(); ++i)
-          if (emu[i].count() > 0 && emu[i].bytes != buffers[i].bytes) {
-            spmd::plan::storeElement(emu[i].bytes.data(), emu[i].dtype, 0,
-                                     element(emu[i], 0) + 1.0);
+        // The first buffer the kernel writes (not a const parameter).
+        for (const auto &p : k.params)
+          if (p.kind == spmd::codegen::CudaParam::Buffer &&
+              !llvm::StringRef(p.cType).starts_with("const ") &&
+              emu[p.arg].count() > 0) {
+            spmd::plan::storeElement(emu[p.arg].bytes.data(),
+                                     emu[p.arg].dtype, 0,
+                                     element(emu[p.arg], 0) + 1.0);
             break;
           }
       }
