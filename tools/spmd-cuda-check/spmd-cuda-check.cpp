@@ -214,6 +214,36 @@ int main(int argc, char **argv) {
   }
 
   int failures = 0;
+  // A plan compiled with spmd-emit-cuda{embed=true}: the embedded module
+  // must hold this very source and a cubin per arch defining every kernel.
+  if (auto embedded = (*module)->getAttrOfType<StringAttr>(
+          spmd::codegen::kCudaModuleAttrName)) {
+#ifdef SPMD_HAVE_NVRTC
+    spmd::cuda::CompiledModule m;
+    spmd::Status status =
+        spmd::cuda::deserializeModule(embedded.getValue().str(), m);
+    if (!status.ok())
+      return fail("embedded module: " + status.message());
+    bool same = m.source == unit;
+    llvm::outs() << "embedded: source "
+                 << (same ? "matches" : "DIFFERS FROM") << " the printed "
+                 << "kernels";
+    failures += same ? 0 : 1;
+    for (const auto &[arch, cubin] : m.cubins) {
+      int got = 0;
+      bool ok = spmd::cuda::cubinArch(cubin, got).ok() && got == arch;
+      for (const auto &k : kernels)
+        ok = ok && cubin.find(k.name + '\0') != std::string::npos;
+      llvm::outs() << ", sm_" << arch << (ok ? "" : " BAD");
+      failures += ok ? 0 : 1;
+    }
+    if (m.ptxArch)
+      llvm::outs() << ", ptx compute_" << m.ptxArch;
+    llvm::outs() << "\n";
+#else
+    return fail("the plan embeds a CUDA module; this build has no NVRTC");
+#endif
+  }
   if (doNvrtc) {
 #ifdef SPMD_HAVE_NVRTC
     spmd::cuda::CompileOptions options;
