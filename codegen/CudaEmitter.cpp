@@ -103,9 +103,9 @@ struct IExpr {
   }
   /// Printed as an operand of * or +.
   std::string operand() const {
-    return isConst || llvm::all_of(text, [](char c) {
-             return llvm::isAlnum(c) || c == '_';
-           })
+    return isConst || llvm::all_of(
+                          text,
+                          [](char c) { return llvm::isAlnum(c) || c == '_'; })
                ? str()
                : "(" + text + ")";
   }
@@ -300,8 +300,7 @@ FailureOr<Size> KernelEmitter::sizeValue(Operation *user, OpFoldResult ofr) {
   if (e->isConst)
     s.product.constant = e->value;
   else
-    s.product.factors.push_back(
-        {cast<BlockArgument>(v).getArgNumber(), -1});
+    s.product.factors.push_back({cast<BlockArgument>(v).getArgNumber(), -1});
   return s;
 }
 
@@ -426,9 +425,8 @@ LogicalResult KernelEmitter::buildView(Operation *op) {
                   "expand_shape, collapse_shape, cast)");
 }
 
-FailureOr<std::string>
-KernelEmitter::affine(Operation *op, AffineExpr e,
-                      ArrayRef<std::string> loopVars) {
+FailureOr<std::string> KernelEmitter::affine(Operation *op, AffineExpr e,
+                                             ArrayRef<std::string> loopVars) {
   if (auto d = dyn_cast<AffineDimExpr>(e))
     return loopVars[d.getPosition()];
   if (auto c = dyn_cast<AffineConstantExpr>(e))
@@ -584,22 +582,54 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
     std::string x = a(0), y = a(1);
     using P = arith::CmpFPredicate;
     switch (cmp.getPredicate()) {
-    case P::AlwaysFalse: expr = "false"; break;
-    case P::AlwaysTrue: expr = "true"; break;
-    case P::OEQ: expr = "(" + x + " == " + y + ")"; break;
-    case P::OGT: expr = "(" + x + " > " + y + ")"; break;
-    case P::OGE: expr = "(" + x + " >= " + y + ")"; break;
-    case P::OLT: expr = "(" + x + " < " + y + ")"; break;
-    case P::OLE: expr = "(" + x + " <= " + y + ")"; break;
-    case P::ONE: expr = "(" + x + " < " + y + " || " + x + " > " + y + ")"; break;
-    case P::ORD: expr = "(" + x + " == " + x + " && " + y + " == " + y + ")"; break;
-    case P::UEQ: expr = "!(" + x + " < " + y + " || " + x + " > " + y + ")"; break;
-    case P::UGT: expr = "!(" + x + " <= " + y + ")"; break;
-    case P::UGE: expr = "!(" + x + " < " + y + ")"; break;
-    case P::ULT: expr = "!(" + x + " >= " + y + ")"; break;
-    case P::ULE: expr = "!(" + x + " > " + y + ")"; break;
-    case P::UNE: expr = "(" + x + " != " + y + ")"; break;
-    case P::UNO: expr = "(" + x + " != " + x + " || " + y + " != " + y + ")"; break;
+    case P::AlwaysFalse:
+      expr = "false";
+      break;
+    case P::AlwaysTrue:
+      expr = "true";
+      break;
+    case P::OEQ:
+      expr = "(" + x + " == " + y + ")";
+      break;
+    case P::OGT:
+      expr = "(" + x + " > " + y + ")";
+      break;
+    case P::OGE:
+      expr = "(" + x + " >= " + y + ")";
+      break;
+    case P::OLT:
+      expr = "(" + x + " < " + y + ")";
+      break;
+    case P::OLE:
+      expr = "(" + x + " <= " + y + ")";
+      break;
+    case P::ONE:
+      expr = "(" + x + " < " + y + " || " + x + " > " + y + ")";
+      break;
+    case P::ORD:
+      expr = "(" + x + " == " + x + " && " + y + " == " + y + ")";
+      break;
+    case P::UEQ:
+      expr = "!(" + x + " < " + y + " || " + x + " > " + y + ")";
+      break;
+    case P::UGT:
+      expr = "!(" + x + " <= " + y + ")";
+      break;
+    case P::UGE:
+      expr = "!(" + x + " < " + y + ")";
+      break;
+    case P::ULT:
+      expr = "!(" + x + " >= " + y + ")";
+      break;
+    case P::ULE:
+      expr = "!(" + x + " > " + y + ")";
+      break;
+    case P::UNE:
+      expr = "(" + x + " != " + y + ")";
+      break;
+    case P::UNO:
+      expr = "(" + x + " != " + x + " || " + y + " != " + y + ")";
+      break;
     }
   } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
     std::string x = a(0), y = a(1);
@@ -607,16 +637,36 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
     std::string ux = "(" + ut + ")" + x, uy = "(" + ut + ")" + y;
     using P = arith::CmpIPredicate;
     switch (cmp.getPredicate()) {
-    case P::eq: expr = "(" + x + " == " + y + ")"; break;
-    case P::ne: expr = "(" + x + " != " + y + ")"; break;
-    case P::slt: expr = "(" + x + " < " + y + ")"; break;
-    case P::sle: expr = "(" + x + " <= " + y + ")"; break;
-    case P::sgt: expr = "(" + x + " > " + y + ")"; break;
-    case P::sge: expr = "(" + x + " >= " + y + ")"; break;
-    case P::ult: expr = "(" + ux + " < " + uy + ")"; break;
-    case P::ule: expr = "(" + ux + " <= " + uy + ")"; break;
-    case P::ugt: expr = "(" + ux + " > " + uy + ")"; break;
-    case P::uge: expr = "(" + ux + " >= " + uy + ")"; break;
+    case P::eq:
+      expr = "(" + x + " == " + y + ")";
+      break;
+    case P::ne:
+      expr = "(" + x + " != " + y + ")";
+      break;
+    case P::slt:
+      expr = "(" + x + " < " + y + ")";
+      break;
+    case P::sle:
+      expr = "(" + x + " <= " + y + ")";
+      break;
+    case P::sgt:
+      expr = "(" + x + " > " + y + ")";
+      break;
+    case P::sge:
+      expr = "(" + x + " >= " + y + ")";
+      break;
+    case P::ult:
+      expr = "(" + ux + " < " + uy + ")";
+      break;
+    case P::ule:
+      expr = "(" + ux + " <= " + uy + ")";
+      break;
+    case P::ugt:
+      expr = "(" + ux + " > " + uy + ")";
+      break;
+    case P::uge:
+      expr = "(" + ux + " >= " + uy + ")";
+      break;
     }
     if (opType(0).isInteger(1) &&
         llvm::is_contained({P::slt, P::sle, P::sgt, P::sge},
@@ -641,9 +691,8 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
     expr = binary("|");
   } else if (isa<arith::XOrIOp>(op)) {
     expr = binary("^");
-  } else if (isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp,
-                 arith::RemUIOp, arith::ShLIOp, arith::ShRSIOp,
-                 arith::ShRUIOp>(op) &&
+  } else if (isa<arith::DivSIOp, arith::RemSIOp, arith::DivUIOp, arith::RemUIOp,
+                 arith::ShLIOp, arith::ShRSIOp, arith::ShRUIOp>(op) &&
              type.isInteger(1)) {
     return fail(op, "i1 division and shifts are not printed");
   } else if (isa<arith::DivSIOp>(op)) {
@@ -680,11 +729,10 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
     else
       expr = "(" + ct + ")" + a(0);
   } else if (isa<arith::SIToFPOp>(op) || isa<arith::UIToFPOp>(op)) {
-    std::string src = isa<arith::UIToFPOp>(op)
-                          ? "(" + unsignedType(opType(0)) + ")" + a(0)
-                          : (opType(0).isInteger(1)
-                                 ? "(" + a(0) + " ? -1 : 0)"
-                                 : a(0));
+    std::string src =
+        isa<arith::UIToFPOp>(op)
+            ? "(" + unsignedType(opType(0)) + ")" + a(0)
+            : (opType(0).isInteger(1) ? "(" + a(0) + " ? -1 : 0)" : a(0));
     if (type.isF16())
       expr = "spmdgRoundF16((float)" + src + ")";
     else if (type.isBF16())
@@ -710,8 +758,8 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
   } else if (isa<arith::TruncIOp, arith::IndexCastOp, arith::IndexCastUIOp>(
                  op)) {
     // Truncation, or sign extension (index_cast to a wider type).
-    expr = type.isInteger(1) ? "(bool)(" + a(0) + " & 1)"
-                             : "(" + ct + ")" + a(0);
+    expr =
+        type.isInteger(1) ? "(bool)(" + a(0) + " & 1)" : "(" + ct + ")" + a(0);
   } else if (isa<math::ExpOp>(op)) {
     expr = fn("exp", 1);
   } else if (isa<math::Exp2Op>(op)) {
@@ -843,7 +891,8 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     unsigned k = init.getOperandNumber();
     for (OpOperand &other : op->getOpOperands()) {
       unsigned j = other.getOperandNumber();
-      if (j == k || !offsets[j] || views[other.get()].arg != views[init.get()].arg)
+      if (j == k || !offsets[j] ||
+          views[other.get()].arg != views[init.get()].arg)
         continue;
       if (!reduction.empty() || offsets[j]->str() != offsets[k]->str())
         return fail(op, "it reads and writes overlapping views of argument " +
@@ -897,8 +946,8 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     return fail(op, "the parallel work is not a product of argument dims");
   result.workConstant = work.constant;
   result.workFactors = work.factors;
-  result.launch = warpRows ? CudaLaunchKind::WarpPerRow
-                           : CudaLaunchKind::GridStride;
+  result.launch =
+      warpRows ? CudaLaunchKind::WarpPerRow : CudaLaunchKind::GridStride;
   os << "  const long long total = " << total.str() << ";\n";
   if (warpRows) {
     os << "  const int lane = threadIdx.x & 31;\n";
@@ -927,8 +976,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
       if (arg.use_empty())
         continue;
       if (!isa<MemRefType>(input->get().getType())) {
-        FailureOr<std::string> s =
-            [&]() -> FailureOr<std::string> {
+        FailureOr<std::string> s = [&]() -> FailureOr<std::string> {
           Value v = input->get();
           if (Operation *def = v.getDefiningOp()) {
             if (failed(emitScalarOp(def, indent)))
@@ -949,22 +997,20 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
       std::string name = fresh("x");
       Type elem = cast<MemRefType>(input->get().getType()).getElementType();
       std::string ptr = result.params[v.arg].name;
-      std::string load = is16BitFloat(elem)
-                             ? "spmdk::toF32(" + ptr + "[" +
-                                   offsets[input->getOperandNumber()]->str() +
-                                   "])"
-                             : ptr + "[" +
-                                   offsets[input->getOperandNumber()]->str() +
-                                   "]";
+      std::string load =
+          is16BitFloat(elem)
+              ? "spmdk::toF32(" + ptr + "[" +
+                    offsets[input->getOperandNumber()]->str() + "])"
+              : ptr + "[" + offsets[input->getOperandNumber()]->str() + "]";
       os << indent << "const " << computeType(elem) << " " << name << " = "
          << load << ";\n";
       names[arg] = name;
     }
     return success();
   };
-  auto emitBody = [&](const std::string &indent,
-                      const llvm::SmallPtrSetImpl<Operation *> &skip)
-      -> LogicalResult {
+  auto emitBody =
+      [&](const std::string &indent,
+          const llvm::SmallPtrSetImpl<Operation *> &skip) -> LogicalResult {
     if (failed(emitLoads(indent)))
       return failure();
     for (Operation &inner : block->without_terminator()) {
@@ -1049,8 +1095,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     if (failed(emitBody("      ", none)))
       return failure();
     for (unsigned k = 0; k < numInits; ++k)
-      os << "      " << accs[k] << " = " << value(yield.getOperand(k))
-         << ";\n";
+      os << "      " << accs[k] << " = " << value(yield.getOperand(k)) << ";\n";
     os << "    }\n";
     for (unsigned k = 0; k < numInits; ++k)
       os << "    " << storeOf(k, accs[k]) << "\n";
@@ -1080,8 +1125,8 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
                      const std::string &other, const std::string &indent,
                      const std::string &target) -> LogicalResult {
     std::string saved = names.lookup(acc);
-    Value partial = c->getOperand(0) == acc ? c->getOperand(1)
-                                            : c->getOperand(0);
+    Value partial =
+        c->getOperand(0) == acc ? c->getOperand(1) : c->getOperand(0);
     std::string savedPartial = names.lookup(partial);
     names[acc] = accName;
     names[partial] = other;
@@ -1118,8 +1163,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
        << initLoad(k) << ";\n";
     std::string out = fresh("out");
     os << "      " << computeType(acc.getType()) << " " << out << ";\n";
-    if (failed(combine(combiners[k].op, acc, init, partials[k], "      ",
-                       out)))
+    if (failed(combine(combiners[k].op, acc, init, partials[k], "      ", out)))
       return failure();
     os << "      " << storeOf(k, out) << "\n";
   }
@@ -1142,9 +1186,8 @@ LogicalResult KernelEmitter::run() {
     p.arg = i;
     if (auto type = dyn_cast<MemRefType>(arg.getType())) {
       if (!type.getLayout().isIdentity())
-        return func.emitOpError()
-               << "cannot be printed as CUDA: argument " << i
-               << " has a non-identity layout " << type;
+        return func.emitOpError() << "cannot be printed as CUDA: argument " << i
+                                  << " has a non-identity layout " << type;
       std::optional<std::string> st = storageType(type.getElementType());
       if (!st)
         return func.emitOpError()

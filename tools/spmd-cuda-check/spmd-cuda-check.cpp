@@ -75,8 +75,8 @@ static cl::opt<unsigned> seed("seed", cl::init(1));
 static cl::opt<std::string> workDir("work-dir",
                                     cl::desc("where the shared object is "
                                              "built (default: a temp dir)"));
-static cl::opt<std::string>
-    cxx("cxx", cl::init("c++"), cl::desc("host C++ compiler for --emulate"));
+static cl::opt<std::string> cxx("cxx", cl::init("c++"),
+                                cl::desc("host C++ compiler for --emulate"));
 static cl::opt<std::string>
     breakKernel("test-break-kernel",
                 cl::desc("(tests) change one output element of this kernel "
@@ -201,8 +201,8 @@ int main(int argc, char **argv) {
 
   std::string unit;
   std::vector<spmd::codegen::CudaKernel> kernels;
-  if (failed(spmd::codegen::emitCudaModule(*module, unit, kernels,
-                                           rowReductions)))
+  if (failed(
+          spmd::codegen::emitCudaModule(*module, unit, kernels, rowReductions)))
     return fail("the plan's kernels cannot be printed as CUDA");
   llvm::outs() << "kernels: " << kernels.size() << "\n";
   if (!emitFile.empty()) {
@@ -225,8 +225,8 @@ int main(int argc, char **argv) {
     if (!status.ok())
       return fail("embedded module: " + status.message());
     bool same = m.source == unit;
-    llvm::outs() << "embedded: source "
-                 << (same ? "matches" : "DIFFERS FROM") << " the printed "
+    llvm::outs() << "embedded: source " << (same ? "matches" : "DIFFERS FROM")
+                 << " the printed "
                  << "kernels";
     failures += same ? 0 : 1;
     for (const auto &[arch, cubin] : m.cubins) {
@@ -303,20 +303,19 @@ int main(int argc, char **argv) {
     llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
     if (!compiler)
       return fail("host compiler '" + cxx + "' not found");
-    std::vector<std::string> args = {
-        *compiler,
-        "-std=c++17",
-        "-O1",
-        "-fPIC",
-        "-shared",
-        "-w",
-        "-I" + srcRoot,
-        "-I" + srcRoot + "/runtime/cuda/kernels",
-        src,
-        srcRoot + "/runtime/cuda/HostEmu.cpp",
-        srcRoot + "/runtime/DType.cpp",
-        "-o",
-        so};
+    std::vector<std::string> args = {*compiler,
+                                     "-std=c++17",
+                                     "-O1",
+                                     "-fPIC",
+                                     "-shared",
+                                     "-w",
+                                     "-I" + srcRoot,
+                                     "-I" + srcRoot + "/runtime/cuda/kernels",
+                                     src,
+                                     srcRoot + "/runtime/cuda/HostEmu.cpp",
+                                     srcRoot + "/runtime/DType.cpp",
+                                     "-o",
+                                     so};
     std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
     std::string errMsg;
     if (llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {}, 0, 0,
@@ -404,8 +403,8 @@ int main(int argc, char **argv) {
         grid = static_cast<unsigned>(
             std::min<int64_t>((work + perBlock - 1) / perBlock, 3));
       using Entry = const char *(*)(unsigned, unsigned, void **);
-      auto entry = reinterpret_cast<Entry>(
-          dlsym(lib, ("spmdemu_" + k.name).c_str()));
+      auto entry =
+          reinterpret_cast<Entry>(dlsym(lib, ("spmdemu_" + k.name).c_str()));
       if (!entry)
         return fail("no entry for " + k.name + " in " + so);
       if (grid > 0) {
@@ -423,9 +422,8 @@ int main(int argc, char **argv) {
           if (p.kind == spmd::codegen::CudaParam::Buffer &&
               !llvm::StringRef(p.cType).starts_with("const ") &&
               emu[p.arg].count() > 0) {
-            spmd::plan::storeElement(emu[p.arg].bytes.data(),
-                                     emu[p.arg].dtype, 0,
-                                     element(emu[p.arg], 0) + 1.0);
+            spmd::plan::storeElement(emu[p.arg].bytes.data(), emu[p.arg].dtype,
+                                     0, element(emu[p.arg], 0) + 1.0);
             break;
           }
       }

@@ -20,7 +20,8 @@ std::string spmd::prepareCuda(ModuleOp plan, const plan::Schedule &schedule,
   cuda::CompileOptions options;
   if (auto embedded =
           plan->getAttrOfType<StringAttr>(codegen::kCudaModuleAttrName)) {
-    Status status = cuda::deserializeModule(embedded.getValue().str(), compiled);
+    Status status =
+        cuda::deserializeModule(embedded.getValue().str(), compiled);
     if (!status.ok())
       return "the plan's embedded CUDA module: " + status.message();
   } else {
@@ -28,8 +29,8 @@ std::string spmd::prepareCuda(ModuleOp plan, const plan::Schedule &schedule,
     std::vector<codegen::CudaKernel> kernels;
     if (failed(codegen::emitCudaModule(plan, unit, kernels)))
       return "the plan's kernels cannot be printed as CUDA (see above)";
-    Status status = cuda::compileModule(schedule.name + ".cu", unit, options,
-                                        compiled);
+    Status status =
+        cuda::compileModule(schedule.name + ".cu", unit, options, compiled);
     if (!status.ok())
       return status.message();
   }
