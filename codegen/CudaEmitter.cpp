@@ -267,6 +267,9 @@ private:
   FailureOr<IExpr> access(linalg::LinalgOp op, OpOperand &operand,
                           ArrayRef<std::string> loopVars);
   LogicalResult emitScalarOp(Operation *op, const std::string &indent);
+  LogicalResult emitVectorized(linalg::LinalgOp op, ArrayRef<unsigned> parallel,
+                               Block *block,
+                               ArrayRef<std::optional<IExpr>> offsets);
   FailureOr<std::string> affine(Operation *op, AffineExpr e,
                                 ArrayRef<std::string> loopVars);
   std::string value(Value v) { return names.lookup(v); }
@@ -823,6 +826,176 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
   return success();
 }
 
+/// The float4 form of an elementwise kernel, taken at run time when the
+/// innermost parallel loop's size is a multiple of 4 and every operand that
+/// moves along it is f32, contiguous along it and 16-byte aligned at every
+/// row: each thread handles 4 neighbouring elements with one vector load
+/// per such operand and one vector store per output. Operands that do not
+/// move along the innermost loop (broadcasts) are loaded once per thread.
+/// Prints nothing when the kernel does not have that form.
+LogicalResult
+KernelEmitter::emitVectorized(linalg::LinalgOp op, ArrayRef<unsigned> parallel,
+                              Block *block,
+                              ArrayRef<std::optional<IExpr>> offsets) {
+  if (parallel.empty())
+    return success();
+  unsigned inner = parallel.back();
+  enum Kind { Scalar, Contiguous, Invariant };
+  SmallVector<Kind> kinds;
+  SmallVector<std::string> conditions = {"n" + std::to_string(inner) +
+                                         " % 4 == 0"};
+  SmallVector<std::string> baseVars;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
+                                  : "i" + std::to_string(d));
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type) {
+      kinds.push_back(Scalar);
+      continue;
+    }
+    const View &v = views[operand.get()];
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    IExpr stride = IExpr::constant(0);
+    SmallVector<IExpr> otherStrides;
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      AffineExpr e = map.getResult(j);
+      if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == inner)
+        stride = add(stride, v.strides[j]);
+      else if (e.isFunctionOfDim(inner))
+        return success(); // d0 + d1 style: not vectorized
+      else
+        otherStrides.push_back(v.strides[j]);
+    }
+    if (stride.isConst && stride.value == 0) {
+      if (op.isDpsInit(&operand))
+        return success();
+      kinds.push_back(Invariant);
+      continue;
+    }
+    if (!stride.isConst || stride.value != 1 || !type.getElementType().isF32())
+      return success();
+    kinds.push_back(Contiguous);
+    // Every row start 16-byte aligned: base + offset, and the strides of
+    // the other dims, multiples of 4 elements.
+    conditions.push_back("spmdk::aligned16(" + result.params[v.arg].name +
+                         " + " + v.offset.operand() + ")");
+    for (const IExpr &other : otherStrides) {
+      if (other.isConst && other.value % 4 != 0)
+        return success();
+      if (!other.isConst)
+        conditions.push_back(other.operand() + " % 4 == 0");
+    }
+  }
+  SmallVector<std::string> unique;
+  for (const std::string &c : conditions)
+    if (!llvm::is_contained(unique, c))
+      unique.push_back(c);
+  std::string cond = llvm::join(unique, " && ");
+  std::string n = "n" + std::to_string(inner);
+  os << "  // float4 form: 4 neighbouring elements per thread.\n";
+  os << "  if (" << cond << ") {\n";
+  os << "    const long long nq = " << n << " / 4;\n";
+  os << "    for (long long t = spmdk::globalThreadIndex(); t < total / 4; "
+        "t += spmdk::globalThreadCount()) {\n";
+  os << "      long long rest = t;\n";
+  for (unsigned p = parallel.size(); p-- > 0;) {
+    unsigned d = parallel[p];
+    std::string var = "i" + std::to_string(d);
+    std::string size = "n" + std::to_string(d);
+    if (d == inner) {
+      var += "b";
+      size = "nq";
+    }
+    if (p == 0)
+      os << "      const long long " << var << " = rest"
+         << (d == inner ? " * 4" : "") << ";\n";
+    else
+      os << "      const long long " << var << " = (rest % " << size << ")"
+         << (d == inner ? " * 4" : "") << ";\n      rest /= " << size << ";\n";
+  }
+  // Loads: one float4 per contiguous operand whose value is used (outputs
+  // too when the body reads them), one scalar per invariant one.
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<std::string> vectors(op->getNumOperands());
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned j = operand.getOperandNumber();
+    BlockArgument arg = block->getArgument(j);
+    if (kinds[j] == Scalar) {
+      if (arg.use_empty())
+        continue;
+      Value value = operand.get();
+      if (Operation *def = value.getDefiningOp()) {
+        if (failed(emitScalarOp(def, "      ")))
+          return failure();
+        names[arg] = names.lookup(def->getResult(0));
+      } else {
+        names[arg] = names.lookup(value);
+      }
+      continue;
+    }
+    if (arg.use_empty())
+      continue;
+    const View &v = views[operand.get()];
+    FailureOr<IExpr> off = access(op, operand, baseVars);
+    if (failed(off))
+      return failure();
+    std::string ptr = result.params[v.arg].name;
+    Type elem = cast<MemRefType>(operand.get().getType()).getElementType();
+    if (kinds[j] == Contiguous) {
+      vectors[j] = fresh("q");
+      os << "      const float4 " << vectors[j]
+         << " = *reinterpret_cast<const float4 *>(" << ptr << " + "
+         << off->operand() << ");\n";
+    } else {
+      std::string name = fresh("x");
+      std::string at = ptr + "[" + off->str() + "]";
+      os << "      const " << computeType(elem) << " " << name << " = "
+         << (is16BitFloat(elem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
+      names[arg] = name;
+    }
+  }
+  auto yield = cast<linalg::YieldOp>(block->getTerminator());
+  SmallVector<std::string> outs;
+  for (unsigned k = 0; k < op.getNumDpsInits(); ++k) {
+    outs.push_back(fresh("o"));
+    os << "      float4 " << outs.back() << ";\n";
+  }
+  bool usesInnerIndex = false;
+  block->walk([&](linalg::IndexOp index) {
+    usesInnerIndex |= index.getDim() == inner;
+  });
+  const char *lanes[] = {"x", "y", "z", "w"};
+  for (int lane = 0; lane < 4; ++lane) {
+    os << "      {\n";
+    if (usesInnerIndex)
+      os << "        const long long i" << inner << " = i" << inner << "b + "
+         << lane << ";\n";
+    for (unsigned j = 0; j < op->getNumOperands(); ++j)
+      if (!vectors[j].empty())
+        names[block->getArgument(j)] = vectors[j] + "." + lanes[lane];
+    for (Operation &bodyOp : block->without_terminator())
+      if (failed(emitScalarOp(&bodyOp, "        ")))
+        return failure();
+    for (unsigned k = 0; k < op.getNumDpsInits(); ++k)
+      os << "        " << outs[k] << "." << lanes[lane] << " = "
+         << value(yield.getOperand(k)) << ";\n";
+    os << "      }\n";
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    unsigned k = init.getOperandNumber() - numInputs;
+    FailureOr<IExpr> off = access(op, init, baseVars);
+    if (failed(off))
+      return failure();
+    os << "      *reinterpret_cast<float4 *>("
+       << result.params[views[init.get()].arg].name << " + " << off->operand()
+       << ") = " << outs[k] << ";\n";
+  }
+  os << "    }\n    return;\n  }\n";
+  (void)offsets;
+  return success();
+}
+
 LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics())
     return fail(op, "expected a linalg op on buffers");
@@ -949,26 +1122,28 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
   result.launch =
       warpRows ? CudaLaunchKind::WarpPerRow : CudaLaunchKind::GridStride;
   os << "  const long long total = " << total.str() << ";\n";
-  if (warpRows) {
-    os << "  const int lane = threadIdx.x & 31;\n";
-    os << "  for (long long t = spmdk::globalThreadIndex() >> 5; t < total; "
-          "t += spmdk::globalThreadCount() >> 5) {\n";
-  } else {
-    os << "  for (long long t = spmdk::globalThreadIndex(); t < total; "
-          "t += spmdk::globalThreadCount()) {\n";
-  }
-  // Parallel indices, innermost fastest.
-  if (!parallel.empty()) {
-    os << "    long long rest = t;\n";
-    for (unsigned p = parallel.size(); p-- > 0;) {
-      unsigned d = parallel[p];
-      if (p == 0)
-        os << "    const long long i" << d << " = rest;\n";
-      else
-        os << "    const long long i" << d << " = rest % n" << d
-           << ";\n    rest /= n" << d << ";\n";
+  auto emitHeader = [&]() {
+    if (warpRows) {
+      os << "  const int lane = threadIdx.x & 31;\n";
+      os << "  for (long long t = spmdk::globalThreadIndex() >> 5; t < total; "
+            "t += spmdk::globalThreadCount() >> 5) {\n";
+    } else {
+      os << "  for (long long t = spmdk::globalThreadIndex(); t < total; "
+            "t += spmdk::globalThreadCount()) {\n";
     }
-  }
+    // Parallel indices, innermost fastest.
+    if (!parallel.empty()) {
+      os << "    long long rest = t;\n";
+      for (unsigned p = parallel.size(); p-- > 0;) {
+        unsigned d = parallel[p];
+        if (p == 0)
+          os << "    const long long i" << d << " = rest;\n";
+        else
+          os << "    const long long i" << d << " = rest % n" << d
+             << ";\n    rest /= n" << d << ";\n";
+      }
+    }
+  };
 
   auto emitLoads = [&](const std::string &indent) -> LogicalResult {
     for (OpOperand *input : op.getDpsInputOperands()) {
@@ -1061,6 +1236,9 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
 
   unsigned numInits = op.getNumDpsInits();
   if (reduction.empty()) {
+    if (failed(emitVectorized(op, parallel, block, offsets)))
+      return failure();
+    emitHeader();
     for (unsigned k = 0; k < numInits; ++k) {
       BlockArgument acc = block->getArgument(numInputs + k);
       if (acc.use_empty())
@@ -1079,6 +1257,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     return success();
   }
 
+  emitHeader();
   if (!warpRows) {
     // Serial reduction per thread, starting from the output's value.
     SmallVector<std::string> accs;

@@ -7,11 +7,13 @@
 // RUN: spmd-cuda-check %s --emulate --dim-size 0 | FileCheck %s --check-prefix=EMPTY
 // RUN: spmd-cuda-check %s --emulate --dim-size 70 --seed 7 | FileCheck %s --check-prefix=BIG
 // RUN: spmd-cuda-check %s --emulate --row-reductions=false | FileCheck %s --check-prefix=SERIAL
+// Buffers 4 bytes past a 16-byte boundary: the float4 forms are not taken.
+// RUN: spmd-cuda-check %s --emulate --offset-bytes 4 | FileCheck %s --check-prefix=EMPTY
 // A wrong result is reported (the check can fail).
 // RUN: not spmd-cuda-check %s --emulate --test-break-kernel=row_max | FileCheck %s --check-prefix=BROKEN
 
-// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 13/13 kernels
-// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 13/13 kernels
+// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 14/14 kernels
+// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 14/14 kernels
 // CHK: all checks passed
 // EMPTY: all checks passed
 // BIG: all checks passed
@@ -290,6 +292,30 @@ func.func @fill_collapsed(%x: memref<?x3xf16>) attributes {spmd.plan_kernel} {
   %c = arith.constant -1.5 : f16
   %f = memref.collapse_shape %x [[0, 1]] : memref<?x3xf16> into memref<?xf16>
   linalg.fill ins(%c : f16) outs(%f : memref<?xf16>)
+  return
+}
+
+// The float4 form of an elementwise kernel: taken when the innermost size
+// is a multiple of 4 and the contiguous operands are 16-byte aligned; the
+// row-broadcast operand is loaded once per 4 elements.
+// CHECK-LABEL: // scale_shift_vec4: grid-stride
+// CHECK: if (n1 % 4 == 0 && spmdk::aligned16(a0 + 0LL) && spmdk::aligned16(a1 + 0LL) && spmdk::aligned16(a3 + 0LL)) {
+// CHECK: const long long i1b = (rest % nq) * 4;
+// CHECK: const float4 [[Q:q[0-9]+]] = *reinterpret_cast<const float4 *>(a0 + (i0 * 12LL + i1b));
+// CHECK: const float4 {{q[0-9]+}} = *reinterpret_cast<const float4 *>(a1 + i1b);
+// CHECK: const float [[R:x[0-9]+]] = a2[i0];
+// CHECK: (float)([[Q]].x * {{q[0-9]+}}.x)
+// CHECK: *reinterpret_cast<float4 *>(a3 + (i0 * 12LL + i1b)) =
+// CHECK: return;
+// CHECK: for (long long t = spmdk::globalThreadIndex(); t < total; t += spmdk::globalThreadCount()) {
+func.func @scale_shift_vec4(%x: memref<3x12xf32>, %s: memref<12xf32>, %b: memref<3xf32>, %y: memref<3x12xf32>) attributes {spmd.plan_kernel} {
+  linalg.generic {indexing_maps = [#id, #col, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s, %b : memref<3x12xf32>, memref<12xf32>, memref<3xf32>) outs(%y : memref<3x12xf32>) {
+  ^bb0(%a: f32, %c: f32, %d: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    %r = arith.addf %m, %d : f32
+    linalg.yield %r : f32
+  }
   return
 }
 

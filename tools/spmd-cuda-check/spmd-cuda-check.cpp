@@ -72,6 +72,10 @@ static cl::opt<int64_t> dimSize("dim-size", cl::init(5),
 static cl::opt<int64_t> indexValue("index-value", cl::init(0),
                                    cl::desc("value of index arguments"));
 static cl::opt<unsigned> seed("seed", cl::init(1));
+static cl::opt<unsigned>
+    offsetBytes("offset-bytes", cl::init(0),
+                cl::desc("place every buffer this many bytes past a 16-byte "
+                         "boundary (4: no float4 path can be taken)"));
 static cl::opt<std::string> workDir("work-dir",
                                     cl::desc("where the shared object is "
                                              "built (default: a temp dir)"));
@@ -88,7 +92,12 @@ struct Buffer {
   mlir::Type elem;
   spmd::plan::Shape shape;
   spmd::plan::ElemType dtype;
-  std::vector<char> bytes;
+  std::vector<char> bytes; // data() is 16-byte aligned plus --offset-bytes
+  char *data() {
+    auto p = reinterpret_cast<uintptr_t>(bytes.data());
+    return bytes.data() + ((16 - p % 16) % 16) + offsetBytes;
+  }
+  const char *data() const { return const_cast<Buffer *>(this)->data(); }
   int64_t count() const {
     int64_t n = 1;
     for (int64_t d : shape)
@@ -118,7 +127,7 @@ std::optional<spmd::plan::ElemType> dtypeOf(Type t) {
 
 /// Element i as a double (integers exactly up to 2^53).
 double element(const Buffer &b, int64_t i) {
-  return spmd::plan::loadElement(b.bytes.data(), b.dtype, i);
+  return spmd::plan::loadElement(b.data(), b.dtype, i);
 }
 
 /// Tolerance for comparing the emulated and the CPU kernel: rounding order
@@ -138,14 +147,14 @@ double tolerance(Type t) {
 void fill(Buffer &b, std::mt19937_64 &rng) {
   int64_t n = b.count();
   size_t width = spmd::plan::elemSize(b.dtype);
-  b.bytes.assign(static_cast<size_t>(n) * width, 0);
+  b.bytes.assign(static_cast<size_t>(n) * width + 32, 0);
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   std::uniform_int_distribution<int> small(0, 3);
   for (int64_t i = 0; i < n; ++i) {
     double v = isa<FloatType>(b.elem) ? real(rng)
                : b.elem.isInteger(1)  ? small(rng) & 1
                                       : small(rng);
-    spmd::plan::storeElement(b.bytes.data(), b.dtype, i, v);
+    spmd::plan::storeElement(b.data(), b.dtype, i, v);
   }
 }
 
@@ -352,7 +361,12 @@ int main(int argc, char **argv) {
         }
         buffers.push_back(std::move(b));
       }
+      // The same values at the same alignment (vector copies realign).
       std::vector<Buffer> emu = buffers;
+      for (size_t i = 0; i < emu.size(); ++i)
+        if (!emu[i].bytes.empty())
+          std::memmove(emu[i].data(), buffers[i].data(),
+                       emu[i].count() * spmd::plan::elemSize(emu[i].dtype));
 
       // CPU: C interface, one descriptor per memref.
       std::vector<std::vector<int64_t>> descriptors(buffers.size());
@@ -366,7 +380,7 @@ int main(int argc, char **argv) {
         size_t rank = shape.size();
         auto &w = descriptors[i];
         w.assign(3 + 2 * rank, 0);
-        w[0] = w[1] = reinterpret_cast<int64_t>(buffers[i].bytes.data());
+        w[0] = w[1] = reinterpret_cast<int64_t>(buffers[i].data());
         int64_t stride = 1;
         for (size_t d = rank; d-- > 0;) {
           w[3 + d] = shape[d];
@@ -384,7 +398,7 @@ int main(int argc, char **argv) {
       dims.reserve(k.params.size());
       for (const auto &p : k.params) {
         if (p.kind == spmd::codegen::CudaParam::Buffer)
-          params.push_back(emu[p.arg].bytes.data());
+          params.push_back(emu[p.arg].data());
         else if (p.kind == spmd::codegen::CudaParam::Scalar)
           params.push_back(&scalars[p.arg]);
         else {
@@ -422,8 +436,8 @@ int main(int argc, char **argv) {
           if (p.kind == spmd::codegen::CudaParam::Buffer &&
               !llvm::StringRef(p.cType).starts_with("const ") &&
               emu[p.arg].count() > 0) {
-            spmd::plan::storeElement(emu[p.arg].bytes.data(), emu[p.arg].dtype,
-                                     0, element(emu[p.arg], 0) + 1.0);
+            spmd::plan::storeElement(emu[p.arg].data(), emu[p.arg].dtype, 0,
+                                     element(emu[p.arg], 0) + 1.0);
             break;
           }
       }
