@@ -1,3 +1,4 @@
+// REQUIRES: nvrtc
 // Representative plan kernels printed as CUDA C++ (spmd-emit-cuda), then the
 // same text compiled by NVRTC for sm_80/sm_90 and run through the host
 // emulation against the CPU backend's kernels (spmd-cuda-check).
