@@ -28,3 +28,7 @@ if os.path.exists(os.path.join(config.spmd_obj_root, "runtime", "cuda",
 if os.path.exists(os.path.join(config.spmd_obj_root, "test", "unit",
                                "libspmd-fake-libcuda.so")):
     config.available_features.add("fake-libcuda")
+# A machine with an NVIDIA GPU and its driver: the GPU runs of the generated
+# kernels (the device nodes exist only where the driver is loaded).
+if os.path.exists("/dev/nvidiactl") and os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-gpu")

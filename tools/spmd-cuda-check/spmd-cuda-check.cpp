@@ -27,6 +27,9 @@
 #ifdef SPMD_HAVE_NVRTC
 #include "runtime/cuda/Nvrtc.h"
 #endif
+#ifdef SPMD_HAVE_CUDA_RUNTIME
+#include "runtime/cuda/CudaRuntime.h"
+#endif
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,6 +50,7 @@
 #include <cmath>
 #include <cstring>
 #include <dlfcn.h>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -81,6 +85,13 @@ static cl::opt<std::string> workDir("work-dir",
                                              "built (default: a temp dir)"));
 static cl::opt<std::string> cxx("cxx", cl::init("c++"),
                                 cl::desc("host C++ compiler for --emulate"));
+static cl::opt<bool> doGpu("gpu",
+                           cl::desc("also run every kernel on GPU 0 (after "
+                                    "--emulate) against the CPU backend"));
+static cl::opt<int> benchIters("bench",
+                               cl::desc("with --gpu: time every kernel over "
+                                        "this many launches (GB/s)"),
+                               cl::init(0));
 static cl::opt<std::string>
     breakKernel("test-break-kernel",
                 cl::desc("(tests) change one output element of this kernel "
@@ -174,6 +185,141 @@ std::string wrapperSource(const spmd::codegen::CudaKernel &k) {
   s += ");\n  return error.c_str();\n}\n";
   return s;
 }
+
+/// Whether every memref argument of `got` matches `want` within the
+/// element type's tolerance; the largest error in `maxErr`.
+bool compare(func::FuncOp func, const std::vector<Buffer> &want,
+             const std::vector<Buffer> &got, double &maxErr) {
+  bool ok = true;
+  maxErr = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!isa<MemRefType>(func.getArgumentTypes()[i]))
+      continue;
+    double tol = tolerance(want[i].elem);
+    for (int64_t e = 0; e < want[i].count(); ++e) {
+      double w = element(want[i], e), g = element(got[i], e);
+      if (std::isnan(w) && std::isnan(g))
+        continue;
+      double err = std::fabs(w - g);
+      if (std::isinf(w) && w == g)
+        err = 0;
+      maxErr = std::max(maxErr, err);
+      if (!(err <= tol * (1.0 + std::fabs(w))))
+        ok = false;
+    }
+  }
+  return ok;
+}
+
+/// The launch rule the emitter recorded (codegen/CudaEmitter.h).
+spmd::cuda::LaunchDims launchDims(const spmd::codegen::CudaKernel &k,
+                                  int64_t work, int smCount) {
+  if (k.launch != spmd::codegen::CudaLaunchKind::WarpPerRow)
+    return spmd::cuda::elementwiseLaunch(work, smCount);
+  spmd::cuda::LaunchDims d;
+  if (work <= 0)
+    return d;
+  d.block = 256; // 8 rows (warps) per block
+  d.grid = static_cast<unsigned>(
+      std::min<int64_t>((work + 7) / 8, int64_t(std::max(smCount, 1)) * 32));
+  return d;
+}
+
+#ifdef SPMD_HAVE_CUDA_RUNTIME
+/// Milliseconds per call of `body` (enqueued on `stream`), events-timed.
+float timeLaunches(const spmd::cuda::Device &dev,
+                   const spmd::cuda::Stream &stream, int iters,
+                   const std::function<void()> &body) {
+  std::unique_ptr<spmd::cuda::Event> start, stop;
+  if (!spmd::cuda::Event::create(dev, true, start).ok() ||
+      !spmd::cuda::Event::create(dev, true, stop).ok())
+    return 0;
+  body(); // warm-up
+  (void)start->record(stream);
+  for (int i = 0; i < iters; ++i)
+    body();
+  (void)stop->record(stream);
+  (void)stop->synchronize();
+  float ms = 0;
+  (void)stop->elapsedSince(*start, ms);
+  return ms / std::max(iters, 1);
+}
+
+/// Runs kernel `k` on the GPU over `bufs` (uploaded; downloaded back when
+/// `iters` is 0, else timed over `iters` launches: `ms` per launch and the
+/// `bytes` of its buffers).
+bool gpuRun(const spmd::cuda::Device &dev, const spmd::cuda::Stream &stream,
+            spmd::cuda::Module &module, const spmd::codegen::CudaKernel &k,
+            std::vector<Buffer> &bufs, std::vector<int64_t> &scalars,
+            int64_t work, int iters, float &ms, int64_t &bytes,
+            std::string &error) {
+  auto check = [&](const spmd::Status &s) {
+    if (!s.ok())
+      error = s.message();
+    return s.ok();
+  };
+  CUfunction fn;
+  if (!check(module.function(k.name, fn)))
+    return false;
+  std::vector<size_t> offsets(bufs.size(), 0), sizes(bufs.size(), 0);
+  size_t total = 0;
+  bytes = 0;
+  for (size_t i = 0; i < bufs.size(); ++i) {
+    if (bufs[i].bytes.empty())
+      continue;
+    sizes[i] = bufs[i].count() * spmd::plan::elemSize(bufs[i].dtype);
+    offsets[i] = spmd::cuda::DeviceArena::align(total);
+    total = offsets[i] + sizes[i];
+    bytes += sizes[i];
+  }
+  std::unique_ptr<spmd::cuda::DeviceArena> arena;
+  if (!check(spmd::cuda::DeviceArena::create(dev, std::max<size_t>(total, 256),
+                                             arena)))
+    return false;
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (sizes[i] && !check(spmd::cuda::check(
+                        dev.api(),
+                        dev.api().cuMemcpyHtoD(arena->base() + offsets[i],
+                                               bufs[i].data(), sizes[i]),
+                        "cuMemcpyHtoD")))
+      return false;
+  std::vector<CUdeviceptr> ptrs(bufs.size(), 0);
+  std::vector<int64_t> dims;
+  dims.reserve(k.params.size());
+  std::vector<void *> args;
+  for (const auto &p : k.params) {
+    if (p.kind == spmd::codegen::CudaParam::Buffer) {
+      ptrs[p.arg] = arena->base() + offsets[p.arg];
+      args.push_back(&ptrs[p.arg]);
+    } else if (p.kind == spmd::codegen::CudaParam::Scalar) {
+      args.push_back(&scalars[p.arg]);
+    } else {
+      dims.push_back(bufs[p.arg].shape[p.dim]);
+      args.push_back(&dims.back());
+    }
+  }
+  spmd::cuda::LaunchDims d = launchDims(k, work, dev.smCount());
+  if (iters > 0) {
+    spmd::Status last = spmd::Status::success();
+    ms = timeLaunches(dev, stream, iters, [&] {
+      last = spmd::cuda::launch(dev, fn, d, stream, args.data());
+    });
+    return check(last);
+  }
+  if (!check(spmd::cuda::launch(dev, fn, d, stream, args.data())) ||
+      !check(stream.synchronize()))
+    return false;
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (sizes[i] &&
+        !check(spmd::cuda::check(
+            dev.api(),
+            dev.api().cuMemcpyDtoH(bufs[i].data(), arena->base() + offsets[i],
+                                   sizes[i]),
+            "cuMemcpyDtoH")))
+      return false;
+  return true;
+}
+#endif
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "spmd-cuda-check: " << message << "\n";
@@ -288,51 +434,55 @@ int main(int argc, char **argv) {
 #endif
   }
 
-  if (doEmulate && !kernels.empty()) {
-    // The shared object: the unit, plus one C wrapper per kernel.
-    llvm::SmallString<128> dir(workDir);
-    if (dir.empty()) {
-      if (llvm::sys::fs::createUniqueDirectory("spmd-cuda-check", dir))
-        return fail("cannot create a temporary directory");
-    } else {
-      llvm::sys::fs::create_directories(dir);
+  if ((doEmulate || doGpu) && !kernels.empty()) {
+    void *lib = nullptr;
+    std::string so;
+    if (doEmulate) {
+      // The shared object: the unit, plus one C wrapper per kernel.
+      llvm::SmallString<128> dir(workDir);
+      if (dir.empty()) {
+        if (llvm::sys::fs::createUniqueDirectory("spmd-cuda-check", dir))
+          return fail("cannot create a temporary directory");
+      } else {
+        llvm::sys::fs::create_directories(dir);
+      }
+      std::string src = (dir + "/kernels.cpp").str();
+      so = (dir + "/kernels.so").str();
+      {
+        std::error_code ec;
+        llvm::raw_fd_ostream os(src, ec);
+        if (ec)
+          return fail("cannot write " + src);
+        os << "#include <string>\n" << unit << "\n";
+        for (const auto &k : kernels)
+          os << wrapperSource(k);
+      }
+      std::string srcRoot = SPMD_SOURCE_DIR;
+      llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
+      if (!compiler)
+        return fail("host compiler '" + cxx + "' not found");
+      std::vector<std::string> args = {*compiler,
+                                       "-std=c++17",
+                                       "-O1",
+                                       "-fPIC",
+                                       "-shared",
+                                       "-w",
+                                       "-I" + srcRoot,
+                                       "-I" + srcRoot + "/runtime/cuda/kernels",
+                                       src,
+                                       srcRoot + "/runtime/cuda/HostEmu.cpp",
+                                       srcRoot + "/runtime/DType.cpp",
+                                       "-o",
+                                       so};
+      std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+      std::string errMsg;
+      if (llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {}, 0, 0,
+                                    &errMsg) != 0)
+        return fail("host compilation of " + src + " failed " + errMsg);
+      lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!lib)
+        return fail(std::string("dlopen: ") + dlerror());
     }
-    std::string src = (dir + "/kernels.cpp").str();
-    std::string so = (dir + "/kernels.so").str();
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(src, ec);
-      if (ec)
-        return fail("cannot write " + src);
-      os << "#include <string>\n" << unit << "\n";
-      for (const auto &k : kernels)
-        os << wrapperSource(k);
-    }
-    std::string srcRoot = SPMD_SOURCE_DIR;
-    llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
-    if (!compiler)
-      return fail("host compiler '" + cxx + "' not found");
-    std::vector<std::string> args = {*compiler,
-                                     "-std=c++17",
-                                     "-O1",
-                                     "-fPIC",
-                                     "-shared",
-                                     "-w",
-                                     "-I" + srcRoot,
-                                     "-I" + srcRoot + "/runtime/cuda/kernels",
-                                     src,
-                                     srcRoot + "/runtime/cuda/HostEmu.cpp",
-                                     srcRoot + "/runtime/DType.cpp",
-                                     "-o",
-                                     so};
-    std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-    std::string errMsg;
-    if (llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {}, 0, 0,
-                                  &errMsg) != 0)
-      return fail("host compilation of " + src + " failed " + errMsg);
-    void *lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-      return fail(std::string("dlopen: ") + dlerror());
 
     // The CPU backend's kernels.
     spmd::plan::Schedule schedule;
@@ -341,6 +491,48 @@ int main(int argc, char **argv) {
     spmd::CompiledKernels cpu;
     if (failed(spmd::compileKernels(*module, schedule, cpu, error)))
       return fail(error);
+
+#ifdef SPMD_HAVE_CUDA_RUNTIME
+    // --gpu: the same source through NVRTC onto GPU 0.
+    std::unique_ptr<spmd::cuda::Device> gpu;
+    std::unique_ptr<spmd::cuda::Stream> gpuStream;
+    std::unique_ptr<spmd::cuda::Module> gpuModule;
+    double copyGBs = 0;
+    if (doGpu) {
+      spmd::cuda::CompileOptions options;
+      spmd::cuda::CompiledModule compiled;
+      spmd::Status status;
+      if (!(status = spmd::cuda::Device::open(0, gpu)).ok() ||
+          !(status = spmd::cuda::Stream::create(*gpu, gpuStream)).ok() ||
+          !(status = spmd::cuda::compileModule("kernels.cu", unit, options,
+                                               compiled))
+               .ok() ||
+          !(status =
+                spmd::cuda::Module::load(*gpu, compiled, options, gpuModule))
+               .ok())
+        return fail("--gpu: " + status.message());
+      llvm::outs() << "gpu: " << gpu->name() << ", sm_" << gpu->arch() << ", "
+                   << gpuModule->imageSource() << "\n";
+      if (benchIters > 0) {
+        // The achievable bound: a device-to-device copy of 256 MiB.
+        size_t big = size_t(256) << 20;
+        std::unique_ptr<spmd::cuda::DeviceArena> arena;
+        if (!(status = spmd::cuda::DeviceArena::create(*gpu, 2 * big, arena))
+                 .ok())
+          return fail("--gpu: " + status.message());
+        float ms = timeLaunches(*gpu, *gpuStream, benchIters, [&] {
+          gpu->api().cuMemcpyDtoDAsync(arena->base() + big, arena->base(), big,
+                                       gpuStream->get());
+        });
+        copyGBs = 2.0 * big / (ms * 1e-3) / 1e9;
+        llvm::outs() << "gpu: device copy " << llvm::format("%.0f", copyGBs)
+                     << " GB/s\n";
+      }
+    }
+#else
+    if (doGpu)
+      return fail("--gpu: this build has no CUDA runtime");
+#endif
 
     std::mt19937_64 rng(seed);
     for (auto [ki, k] : llvm::enumerate(kernels)) {
@@ -362,11 +554,13 @@ int main(int argc, char **argv) {
         buffers.push_back(std::move(b));
       }
       // The same values at the same alignment (vector copies realign).
-      std::vector<Buffer> emu = buffers;
+      std::vector<Buffer> emu = buffers, onGpu = buffers;
       for (size_t i = 0; i < emu.size(); ++i)
-        if (!emu[i].bytes.empty())
-          std::memmove(emu[i].data(), buffers[i].data(),
-                       emu[i].count() * spmd::plan::elemSize(emu[i].dtype));
+        if (!emu[i].bytes.empty()) {
+          size_t n = emu[i].count() * spmd::plan::elemSize(emu[i].dtype);
+          std::memmove(emu[i].data(), buffers[i].data(), n);
+          std::memmove(onGpu[i].data(), buffers[i].data(), n);
+        }
 
       // CPU: C interface, one descriptor per memref.
       std::vector<std::vector<int64_t>> descriptors(buffers.size());
@@ -416,53 +610,87 @@ int main(int argc, char **argv) {
       if (work > 0)
         grid = static_cast<unsigned>(
             std::min<int64_t>((work + perBlock - 1) / perBlock, 3));
-      using Entry = const char *(*)(unsigned, unsigned, void **);
-      auto entry =
-          reinterpret_cast<Entry>(dlsym(lib, ("spmdemu_" + k.name).c_str()));
-      if (!entry)
-        return fail("no entry for " + k.name + " in " + so);
-      if (grid > 0) {
-        const char *err = entry(grid, block, params.data());
-        if (err && *err) {
-          llvm::outs() << "kernel " << k.name << ": emulation error: " << err
-                       << "\n";
-          ++failures;
-          continue;
-        }
-      }
-      if (k.name == breakKernel) {
-        // The first buffer the kernel writes (not a const parameter).
-        for (const auto &p : k.params)
-          if (p.kind == spmd::codegen::CudaParam::Buffer &&
-              !llvm::StringRef(p.cType).starts_with("const ") &&
-              emu[p.arg].count() > 0) {
-            spmd::plan::storeElement(emu[p.arg].data(), emu[p.arg].dtype, 0,
-                                     element(emu[p.arg], 0) + 1.0);
-            break;
-          }
-      }
-
-      // Every buffer (inputs must stay, outputs must match).
       double maxErr = 0;
       bool ok = true;
       int64_t elements = 0;
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        if (!isa<MemRefType>(func.getArgumentTypes()[i]))
-          continue;
-        double tol = tolerance(buffers[i].elem);
-        for (int64_t e = 0; e < buffers[i].count(); ++e) {
-          double want = element(buffers[i], e), got = element(emu[i], e);
-          ++elements;
-          if (std::isnan(want) && std::isnan(got))
+      if (doEmulate) {
+        using Entry = const char *(*)(unsigned, unsigned, void **);
+        auto entry =
+            reinterpret_cast<Entry>(dlsym(lib, ("spmdemu_" + k.name).c_str()));
+        if (!entry)
+          return fail("no entry for " + k.name + " in " + so);
+        if (grid > 0) {
+          const char *err = entry(grid, block, params.data());
+          if (err && *err) {
+            llvm::outs() << "kernel " << k.name << ": emulation error: " << err
+                         << "\n";
+            ++failures;
             continue;
-          double err = std::fabs(want - got);
-          if (std::isinf(want) && want == got)
-            err = 0;
-          maxErr = std::max(maxErr, err);
-          if (!(err <= tol * (1.0 + std::fabs(want))))
-            ok = false;
+          }
+        }
+        if (k.name == breakKernel) {
+          // The first buffer the kernel writes (not a const parameter).
+          for (const auto &p : k.params)
+            if (p.kind == spmd::codegen::CudaParam::Buffer &&
+                !llvm::StringRef(p.cType).starts_with("const ") &&
+                emu[p.arg].count() > 0) {
+              spmd::plan::storeElement(emu[p.arg].data(), emu[p.arg].dtype, 0,
+                                       element(emu[p.arg], 0) + 1.0);
+              break;
+            }
+        }
+
+        // Every buffer (inputs must stay, outputs must match).
+        for (size_t i = 0; i < buffers.size(); ++i) {
+          if (!isa<MemRefType>(func.getArgumentTypes()[i]))
+            continue;
+          double tol = tolerance(buffers[i].elem);
+          for (int64_t e = 0; e < buffers[i].count(); ++e) {
+            double want = element(buffers[i], e), got = element(emu[i], e);
+            ++elements;
+            if (std::isnan(want) && std::isnan(got))
+              continue;
+            double err = std::fabs(want - got);
+            if (std::isinf(want) && want == got)
+              err = 0;
+            maxErr = std::max(maxErr, err);
+            if (!(err <= tol * (1.0 + std::fabs(want))))
+              ok = false;
+          }
         }
       }
+#ifdef SPMD_HAVE_CUDA_RUNTIME
+      if (gpu) {
+        std::string gpuError;
+        float unusedMs = 0;
+        int64_t unusedBytes = 0;
+        if (!gpuRun(*gpu, *gpuStream, *gpuModule, k, onGpu, scalars, work, 0,
+                    unusedMs, unusedBytes, gpuError))
+          llvm::outs() << "gpu kernel " << k.name << ": " << gpuError << "\n";
+        double gpuErr = 0;
+        bool gpuOk = gpuError.empty() && compare(func, buffers, onGpu, gpuErr);
+        llvm::outs() << "gpu kernel " << k.name << ": max abs err " << gpuErr
+                     << (gpuOk ? " ok" : " MISMATCH") << "\n";
+        failures += gpuOk ? 0 : 1;
+        if (gpuOk && benchIters > 0) {
+          float ms = 0;
+          int64_t bytes = 0;
+          std::string benchError;
+          if (gpuRun(*gpu, *gpuStream, *gpuModule, k, onGpu, scalars, work,
+                     benchIters, ms, bytes, benchError)) {
+            double gbs = bytes / (ms * 1e-3) / 1e9;
+            llvm::outs() << "gpu kernel " << k.name << ": "
+                         << llvm::format("%.2f", ms * 1e3) << " us, " << bytes
+                         << " bytes, " << llvm::format("%.0f", gbs) << " GB/s ("
+                         << llvm::format(
+                                "%.0f", copyGBs > 0 ? 100 * gbs / copyGBs : 0.0)
+                         << "% of device copy)\n";
+          }
+        }
+      }
+#endif
+      if (!doEmulate)
+        continue;
       llvm::outs() << "kernel " << k.name << " ("
                    << (k.launch == spmd::codegen::CudaLaunchKind::WarpPerRow
                            ? "warp_per_row"
