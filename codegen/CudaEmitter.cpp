@@ -268,8 +268,7 @@ private:
                           ArrayRef<std::string> loopVars);
   LogicalResult emitScalarOp(Operation *op, const std::string &indent);
   LogicalResult emitVectorized(linalg::LinalgOp op, ArrayRef<unsigned> parallel,
-                               Block *block,
-                               ArrayRef<std::optional<IExpr>> offsets);
+                               Block *block);
   FailureOr<std::string> affine(Operation *op, AffineExpr e,
                                 ArrayRef<std::string> loopVars);
   std::string value(Value v) { return names.lookup(v); }
@@ -328,14 +327,11 @@ LogicalResult KernelEmitter::buildView(Operation *op) {
                               strides = sub.getMixedStrides();
     llvm::SmallBitVector dropped = sub.getDroppedDims();
     for (unsigned d = 0; d < offsets.size(); ++d) {
-      Size off = {}, st = {};
       FailureOr<Size> o = sizeValue(op, offsets[d]);
       FailureOr<Size> z = sizeValue(op, sizes[d]);
       FailureOr<Size> s = sizeValue(op, strides[d]);
       if (failed(o) || failed(z) || failed(s))
         return failure();
-      (void)off;
-      (void)st;
       v.offset = add(v.offset, mul(o->expr, src->strides[d]));
       if (dropped.test(d))
         continue;
@@ -474,13 +470,13 @@ FailureOr<IExpr> KernelEmitter::access(linalg::LinalgOp op, OpOperand &operand,
   return off;
 }
 
-/// The operand of `op` a combiner reduces into, and the other one.
+/// A reduction's combiner op (acc = op(partial, acc)) and its partial.
 struct Combiner {
   Operation *op = nullptr;
   Value partial; // the value combined into the accumulator
 };
 
-/// identity of a combiner op on `type` as a C literal, or "" if `op` is not
+/// The identity of a combiner op on `type` as a C literal, or "" if `op` is not
 /// an associative and commutative combiner this emitter knows.
 std::string combinerIdentity(Operation *op, Type type) {
   bool isFloat = isa<FloatType>(type);
@@ -833,10 +829,9 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
 /// per such operand and one vector store per output. Operands that do not
 /// move along the innermost loop (broadcasts) are loaded once per thread.
 /// Prints nothing when the kernel does not have that form.
-LogicalResult
-KernelEmitter::emitVectorized(linalg::LinalgOp op, ArrayRef<unsigned> parallel,
-                              Block *block,
-                              ArrayRef<std::optional<IExpr>> offsets) {
+LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
+                                            ArrayRef<unsigned> parallel,
+                                            Block *block) {
   if (parallel.empty())
     return success();
   unsigned inner = parallel.back();
@@ -992,7 +987,6 @@ KernelEmitter::emitVectorized(linalg::LinalgOp op, ArrayRef<unsigned> parallel,
        << ") = " << outs[k] << ";\n";
   }
   os << "    }\n    return;\n  }\n";
-  (void)offsets;
   return success();
 }
 
@@ -1236,7 +1230,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
 
   unsigned numInits = op.getNumDpsInits();
   if (reduction.empty()) {
-    if (failed(emitVectorized(op, parallel, block, offsets)))
+    if (failed(emitVectorized(op, parallel, block)))
       return failure();
     emitHeader();
     for (unsigned k = 0; k < numInits; ++k) {
