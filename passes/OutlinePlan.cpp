@@ -2,6 +2,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -109,6 +110,19 @@ Operation *previousUser(Operation *op, Value buffer) {
   return nullptr;
 }
 
+/// An index the runtime computes per rank before a run (from the mesh
+/// coordinates or the arguments' shapes), so a kernel can take it as a
+/// scalar argument.
+bool isRuntimeScalar(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !v.getType().isIndex())
+    return false;
+  if (isa<spmd::LocalOffsetOp, spmd::LocalSizeOp, spmd::PlanChunkSizeOp>(def))
+    return true;
+  auto dim = dyn_cast<memref::DimOp>(def);
+  return dim && dim.getConstantIndex() && isa<BlockArgument>(dim.getSource());
+}
+
 bool isZeroFill(Operation *op, Value buffer) {
   auto fill = dyn_cast_or_null<linalg::FillOp>(op);
   if (!fill || fill.getOutputs()[0] != buffer)
@@ -168,13 +182,12 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
               spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
               spmd::PlanShardOp, spmd::PlanChunkSizeOp,
-              spmd::PlanPartialFromReplicatedOp>(op) ||
+              spmd::PlanPartialFromReplicatedOp,
+              // Rank-dependent sizes and offsets from spmd-partition
+              // (evaluated by the runtime from mesh coordinates).
+              spmd::LocalSizeOp, spmd::LocalOffsetOp>(op) ||
           // Reshapes of contiguous buffers are views (no step).
-          isContiguousReshape(op) || isKernelView(op) || isPlainCast(op) ||
-          // Rank-dependent sizes from spmd-partition (evaluated by the
-          // runtime from mesh coordinates); matched by name until that op
-          // is in the dialect.
-          op->getName().getStringRef() == "spmd.local_size")
+          isContiguousReshape(op) || isKernelView(op) || isPlainCast(op))
         continue;
       rewriter.setInsertionPoint(op);
       // A view cast to a plain buffer (e.g. a returned slice): materialize
@@ -226,7 +239,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     }
     // Constants only fed kernels, which now hold their own copies.
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if ((isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp>(op) ||
+      if ((isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp,
+               spmd::LocalSizeOp, spmd::LocalOffsetOp>(op) ||
            isKernelView(&op)) &&
           op.use_empty())
         op.erase();
@@ -237,8 +251,9 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
 
   LogicalResult outlineKernel(ModuleOp module, func::FuncOp func,
                               linalg::LinalgOp op, int &index) {
-    // Arguments: the op's buffers; scalars must be constants (cloned in).
-    llvm::SetVector<Value> buffers;
+    // Arguments: the op's buffers, then the rank-dependent index scalars it
+    // reads; other scalars must be constants (cloned in).
+    llvm::SetVector<Value> buffers, scalars;
     SmallVector<Operation *> constants;
     llvm::SetVector<Value> used;
     for (Value v : op->getOperands())
@@ -256,10 +271,15 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
             break;
           chain.push_back(def);
           for (Value operand : def->getOperands().drop_front()) {
+            if (isRuntimeScalar(operand)) {
+              scalars.insert(operand);
+              continue;
+            }
             Operation *c = operand.getDefiningOp();
             if (!c || !c->hasTrait<OpTrait::ConstantLike>())
               return def->emitOpError()
-                     << "has a non-constant offset or size; plan schedules "
+                     << "has an offset or size that is neither a constant "
+                        "nor a rank-dependent size or offset; plan schedules "
                         "hold no scalar compute";
             constants.push_back(c);
           }
@@ -270,10 +290,15 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         buffers.insert(base);
         continue;
       }
+      if (isRuntimeScalar(v)) {
+        scalars.insert(v);
+        continue;
+      }
       Operation *def = v.getDefiningOp();
       if (!def || !def->hasTrait<OpTrait::ConstantLike>())
         return op->emitOpError()
-               << "uses a non-constant scalar computed outside it; plan "
+               << "uses a scalar computed outside it that is neither a "
+                  "constant nor a rank-dependent size or offset; plan "
                   "schedules hold no scalar compute";
       constants.push_back(def);
     }
@@ -281,17 +306,19 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     builder.setInsertionPointToEnd(module.getBody());
     std::string name =
         (func.getSymName() + "_kernel_" + std::to_string(index)).str();
+    SmallVector<Value> operands(buffers.begin(), buffers.end());
+    llvm::append_range(operands, scalars);
     SmallVector<Type> types;
-    for (Value b : buffers)
-      types.push_back(b.getType());
+    for (Value v : operands)
+      types.push_back(v.getType());
     auto kernel = func::FuncOp::create(builder, op->getLoc(), name,
                                        builder.getFunctionType(types, {}));
     kernel->setAttr(spmd::kPlanKernelAttrName, builder.getUnitAttr());
     Block *entry = kernel.addEntryBlock();
     builder.setInsertionPointToStart(entry);
     IRMapping mapping;
-    for (auto [b, arg] : llvm::zip(buffers, entry->getArguments()))
-      mapping.map(b, arg);
+    for (auto [v, arg] : llvm::zip(operands, entry->getArguments()))
+      mapping.map(v, arg);
     for (Operation *c : constants)
       if (!mapping.contains(c->getResult(0)))
         builder.clone(*c, mapping);
@@ -321,7 +348,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     OpBuilder at(op);
     spmd::PlanKernelOp::create(at, op->getLoc(),
                                FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
-                               buffers.getArrayRef());
+                               operands);
     op->erase();
     return success();
   }

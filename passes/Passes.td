@@ -263,6 +263,26 @@ def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SPMDHoistGathers : Pass<"spmd-hoist-gathers", "mlir::func::FuncOp"> {
+  let summary = "compute a sharded elementwise region replicated when "
+                "gathering its inputs moves fewer bytes than gathering its "
+                "results";
+  let description = [{
+    Runs on a layout-consistent program (after `spmd-propagate`). A region is
+    a connected set of all-parallel linalg ops, reshapes and elementwise
+    arith/math ops on tensors joined by sharded values (an optimizer update
+    on a sharded gradient, say). When, by the alpha-beta model of
+    passes/CostModel.h, resharding its sharded inputs to replicated (plus
+    recomputing the region on every rank) costs less than the reshards its
+    results go through (one all_gather per updated parameter and moment),
+    the region's ops become replicated: its inputs are constrained to R (a
+    slice of a replicated value is replaced by that value), constrains of
+    its results to R disappear, and other users get a (free) slice. Layouts
+    still change only at `spmd.constrain`.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
 def SPMDEmitCuda : Pass<"spmd-emit-cuda", "mlir::ModuleOp"> {
   let summary = "Print the kernels of a plan as CUDA C++ (and compile them "
                 "with NVRTC)";

@@ -35,6 +35,7 @@ buildPartitionPipelineWith(OpPassManager &pm,
   spmd::SPMDPropagateOptions propagate;
   propagate.explain = options.explain;
   pm.addPass(spmd::createSPMDPropagate(propagate));
+  pm.addNestedPass<func::FuncOp>(spmd::createSPMDHoistGathers());
   spmd::SPMDPartitionOptions partition;
   partition.explain = options.explain;
   pm.addPass(spmd::createSPMDPartition(partition));

@@ -69,34 +69,34 @@ static void reduceTyped(T *acc, const T *x, int64_t n, ReduceKind kind) {
   }
 }
 
-void plan::reduceInto(void *acc, const void *x, int64_t n, ElemType type,
+void plan::reduceInto(void *acc, const void *x, int64_t n, DType type,
                       ReduceKind kind) {
   switch (type) {
-  case ElemType::F32:
+  case DType::F32:
     return reduceTyped(static_cast<float *>(acc), static_cast<const float *>(x),
                        n, kind);
-  case ElemType::F64:
+  case DType::F64:
     return reduceTyped(static_cast<double *>(acc),
                        static_cast<const double *>(x), n, kind);
-  case ElemType::I32:
+  case DType::I32:
     return reduceTyped(static_cast<int32_t *>(acc),
                        static_cast<const int32_t *>(x), n, kind);
-  case ElemType::I64:
+  case DType::I64:
     return reduceTyped(static_cast<int64_t *>(acc),
                        static_cast<const int64_t *>(x), n, kind);
   default:
     // 16-bit floats and i8: through double, one rounding per step.
     for (int64_t i = 0; i < n; ++i) {
-      double a = loadElement(acc, type, i), b = loadElement(x, type, i);
+      double a = loadAsDouble(acc, type, i), b = loadAsDouble(x, type, i);
       double r = kind == ReduceKind::Max   ? (b > a ? b : a)
                  : kind == ReduceKind::Min ? (b < a ? b : a)
                                            : a + b;
-      storeElement(acc, type, i, r);
+      storeFromDouble(acc, type, i, r);
     }
   }
 }
 
-void plan::scaleBy(void *data, int64_t n, ElemType type, double divisor) {
+void plan::scaleBy(void *data, int64_t n, DType type, double divisor) {
   for (int64_t i = 0; i < n; ++i)
-    storeElement(data, type, i, loadElement(data, type, i) / divisor);
+    storeFromDouble(data, type, i, loadAsDouble(data, type, i) / divisor);
 }

@@ -29,23 +29,23 @@ public:
   virtual int64_t device() const = 0;
   /// Concatenation along `dim` of every member's block, in group order.
   virtual std::string allGather(const void *in, const Shape &inShape, void *out,
-                                const Shape &outShape, ElemType type,
+                                const Shape &outShape, DType type,
                                 const std::vector<int64_t> &axes,
                                 int64_t dim) = 0;
   /// Element-wise reduction of equally shaped blocks; `out` may be `in`.
   virtual std::string allReduce(const void *in, const Shape &shape, void *out,
-                                ElemType type, const std::vector<int64_t> &axes,
+                                DType type, const std::vector<int64_t> &axes,
                                 ReduceKind kind) = 0;
   /// Reduction, then member i keeps torch.chunk i along `dim`.
   virtual std::string reduceScatter(const void *in, const Shape &inShape,
                                     void *out, const Shape &outShape,
-                                    ElemType type,
+                                    DType type,
                                     const std::vector<int64_t> &axes,
                                     int64_t dim, ReduceKind kind) = 0;
   /// Member i sends torch.chunk j along `split` to member j, which
   /// concatenates what it receives along `concat` in group order.
   virtual std::string allToAll(const void *in, const Shape &inShape, void *out,
-                               const Shape &outShape, ElemType type,
+                               const Shape &outShape, DType type,
                                const std::vector<int64_t> &axes, int64_t split,
                                int64_t concat) = 0;
 };
@@ -57,10 +57,10 @@ void copyBox(const void *src, const Shape &srcShape, const Shape &srcOffset,
              const Shape &extent, size_t elemBytes);
 
 /// `acc[i] = reduce(acc[i], x[i])` for `n` elements.
-void reduceInto(void *acc, const void *x, int64_t n, ElemType type,
+void reduceInto(void *acc, const void *x, int64_t n, DType type,
                 ReduceKind kind);
 /// Divides `n` elements by `divisor` (for avg).
-void scaleBy(void *data, int64_t n, ElemType type, double divisor);
+void scaleBy(void *data, int64_t n, DType type, double divisor);
 
 } // namespace spmd::plan
 

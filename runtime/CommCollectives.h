@@ -23,17 +23,17 @@ public:
   Communicator &communicator() { return comm; }
   int64_t device() const override { return comm.device(); }
   std::string allGather(const void *in, const Shape &inShape, void *out,
-                        const Shape &outShape, ElemType type,
+                        const Shape &outShape, DType type,
                         const std::vector<int64_t> &axes, int64_t dim) override;
   std::string allReduce(const void *in, const Shape &shape, void *out,
-                        ElemType type, const std::vector<int64_t> &axes,
+                        DType type, const std::vector<int64_t> &axes,
                         ReduceKind kind) override;
   std::string reduceScatter(const void *in, const Shape &inShape, void *out,
-                            const Shape &outShape, ElemType type,
+                            const Shape &outShape, DType type,
                             const std::vector<int64_t> &axes, int64_t dim,
                             ReduceKind kind) override;
   std::string allToAll(const void *in, const Shape &inShape, void *out,
-                       const Shape &outShape, ElemType type,
+                       const Shape &outShape, DType type,
                        const std::vector<int64_t> &axes, int64_t split,
                        int64_t concat) override;
 
@@ -45,9 +45,6 @@ private:
   Communicator &comm;
   bool mismatch = false;
 };
-
-/// The communicator's element type of a plan element type (none for i8).
-std::optional<DType> toDType(ElemType type);
 
 } // namespace spmd::plan
 

@@ -20,13 +20,15 @@ const char *dtypeName(DType dtype) {
     return "i32";
   case DType::I64:
     return "i64";
+  case DType::I8:
+    return "i8";
   }
   return "?";
 }
 
 std::optional<DType> parseDType(std::string_view name) {
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32,
-                  DType::I64})
+                  DType::I64, DType::I8})
     if (name == dtypeName(d))
       return d;
   return std::nullopt;
@@ -34,6 +36,8 @@ std::optional<DType> parseDType(std::string_view name) {
 
 size_t dtypeSize(DType dtype) {
   switch (dtype) {
+  case DType::I8:
+    return 1;
   case DType::F16:
   case DType::BF16:
     return 2;
@@ -47,7 +51,10 @@ size_t dtypeSize(DType dtype) {
   return 0;
 }
 
-bool isFloat(DType dtype) { return dtype != DType::I32 && dtype != DType::I64; }
+bool isFloat(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16 ||
+         dtype == DType::F64;
+}
 
 int64_t numElements(const Shape &shape) {
   int64_t n = 1;
@@ -155,6 +162,8 @@ double loadAsDouble(const void *data, DType dtype, int64_t i) {
     return static_cast<const int32_t *>(data)[i];
   case DType::I64:
     return static_cast<double>(static_cast<const int64_t *>(data)[i]);
+  case DType::I8:
+    return static_cast<const int8_t *>(data)[i];
   }
   return 0;
 }
@@ -178,6 +187,9 @@ void storeFromDouble(void *data, DType dtype, int64_t i, double v) {
     return;
   case DType::I64:
     static_cast<int64_t *>(data)[i] = static_cast<int64_t>(v);
+    return;
+  case DType::I8:
+    static_cast<int8_t *>(data)[i] = static_cast<int8_t>(v);
     return;
   }
 }

@@ -17,9 +17,10 @@
 
 namespace spmd {
 
-enum class DType : uint8_t { F32, F16, BF16, F64, I32, I64 };
+/// I8 holds i8 and i1 (one byte per element).
+enum class DType : uint8_t { F32, F16, BF16, F64, I32, I64, I8 };
 
-/// "f32", "f16", "bf16", "f64", "i32", "i64".
+/// "f32", "f16", "bf16", "f64", "i32", "i64", "i8".
 const char *dtypeName(DType dtype);
 std::optional<DType> parseDType(std::string_view name);
 size_t dtypeSize(DType dtype);

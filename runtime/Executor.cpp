@@ -88,8 +88,9 @@ std::string Executor::run(const std::vector<void *> &args,
       splits.push_back(schedule.mesh.axisSizes[axis]);
       indices.push_back(coords[axis]);
     }
+    Range range = nestedChunkRange(size.globalSize, splits, indices);
     sizeValues.push_back(
-        nestedChunkRange(size.globalSize, splits, indices).size);
+        size.kind == SizeSource::Kind::LocalOffset ? range.offset : range.size);
   }
   planDynamicBuffers();
   prepareKernelCalls(args);
@@ -127,10 +128,10 @@ std::vector<int64_t> descriptor(void *data, const Shape &shape) {
 }
 
 /// f16/bf16 blocks widened to f32 for BLAS.
-std::vector<float> widen(const void *data, ElemType type, int64_t n) {
+std::vector<float> widen(const void *data, DType type, int64_t n) {
   std::vector<float> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    out[i] = static_cast<float>(loadElement(data, type, i));
+    out[i] = static_cast<float>(loadAsDouble(data, type, i));
   return out;
 }
 } // namespace
@@ -144,7 +145,7 @@ std::string plan::runGemm(const Step &step, const void *a, const void *b,
 std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
                           const Shape &cs, const void *a, const void *b,
                           void *c) {
-  ElemType type = step.operands[2].type;
+  DType type = step.operands[2].type;
   size_t o = cs.size() - 2;
   int64_t batch = cs.size() == 3 ? cs[0] : 1;
   int64_t m = cs[o], n = cs[o + 1];
@@ -158,12 +159,12 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
     return "";
   if (k == 0) { // nothing to add; beta 0 still clears C
     if (step.beta == 0)
-      std::memset(c, 0, static_cast<size_t>(batch * cStride) * elemSize(type));
+      std::memset(c, 0, static_cast<size_t>(batch * cStride) * dtypeSize(type));
     return "";
   }
   double beta = static_cast<double>(step.beta);
   switch (type) {
-  case ElemType::F32:
+  case DType::F32:
     for (int64_t i = 0; i < batch; ++i)
       cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
                   static_cast<const float *>(a) + i * aStride, lda,
@@ -171,15 +172,15 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
                   static_cast<float>(beta),
                   static_cast<float *>(c) + i * cStride, ldc);
     return "";
-  case ElemType::F64:
+  case DType::F64:
     for (int64_t i = 0; i < batch; ++i)
       cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0,
                   static_cast<const double *>(a) + i * aStride, lda,
                   static_cast<const double *>(b) + i * bStride, ldb, beta,
                   static_cast<double *>(c) + i * cStride, ldc);
     return "";
-  case ElemType::F16:
-  case ElemType::BF16: {
+  case DType::F16:
+  case DType::BF16: {
     // No 16-bit BLAS on the CPU: compute in f32, round once at the end.
     std::vector<float> fa = widen(a, type, batch * aStride);
     std::vector<float> fb = widen(b, type, batch * bStride);
@@ -190,11 +191,11 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
                   lda, fb.data() + i * bStride, ldb, static_cast<float>(beta),
                   fc.data() + i * cStride, ldc);
     for (int64_t i = 0; i < batch * cStride; ++i)
-      storeElement(c, type, i, fc[i]);
+      storeFromDouble(c, type, i, fc[i]);
     return "";
   }
   default:
-    return std::string("GEMM on ") + elemTypeName(type) + " is not supported";
+    return std::string("GEMM on ") + dtypeName(type) + " is not supported";
   }
 }
 
@@ -208,9 +209,9 @@ void Executor::planDynamicBuffers() {
     if (ref.where != BufferRef::Where::Heap)
       return;
     size_t id = static_cast<size_t>(ref.index);
-    bytes[id] = std::max<int64_t>(bytes[id],
-                                  numElements(resolve(ref)) *
-                                      static_cast<int64_t>(elemSize(ref.type)));
+    bytes[id] = std::max<int64_t>(
+        bytes[id],
+        numElements(resolve(ref)) * static_cast<int64_t>(dtypeSize(ref.type)));
     if (first[id] < 0)
       first[id] = at;
     last[id] = std::max(last[id], at);
@@ -261,13 +262,16 @@ void Executor::prepareKernelCalls(const std::vector<void *> &args) {
     size_t n = step.operands.size();
     call.descriptors.resize(n);
     call.pointers.resize(n);
-    call.packed.resize(n);
+    call.packed.resize(n + step.scalars.size());
     for (size_t k = 0; k < n; ++k) {
       const BufferRef &ref = step.operands[k];
       call.descriptors[k] = descriptor(address(ref, args), resolve(ref));
       call.pointers[k] = call.descriptors[k].data();
       call.packed[k] = &call.pointers[k];
     }
+    // An index argument is passed by value: its packed slot points at it.
+    for (size_t k = 0; k < step.scalars.size(); ++k)
+      call.packed[n + k] = &sizeValues[step.scalars[k]];
   }
 }
 
@@ -291,7 +295,7 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
     if (address(ops[0], args) != address(ops[1], args))
       std::memmove(address(ops[1], args), address(ops[0], args),
                    static_cast<size_t>(numElements(shapes[0])) *
-                       elemSize(ops[0].type));
+                       dtypeSize(ops[0].type));
     return "";
   case StepKind::Shard: {
     // Local: this member's torch.chunk along dim; no communication.
@@ -307,7 +311,7 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
       return "chunk " + shapeStr(box) + " does not fit output " +
              shapeStr(shapes[1]);
     copyBox(address(ops[0], args), shapes[0], from, address(ops[1], args),
-            shapes[1], Shape(box.size(), 0), box, elemSize(ops[0].type));
+            shapes[1], Shape(box.size(), 0), box, dtypeSize(ops[0].type));
     return "";
   }
   case StepKind::PartialFromReplicated: {
@@ -315,7 +319,7 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
     // avg/max/min terms are the value itself.
     int64_t device = comm ? comm->device() : 0;
     size_t bytes =
-        static_cast<size_t>(numElements(shapes[0])) * elemSize(ops[0].type);
+        static_cast<size_t>(numElements(shapes[0])) * dtypeSize(ops[0].type);
     void *out = address(ops[1], args);
     if (step.reduce == ReduceKind::Sum &&
         schedule.mesh.groupIndex(device, step.axes) != 0)

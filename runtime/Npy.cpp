@@ -148,9 +148,11 @@ private:
 
 std::optional<DType> dtypeOfDescr(const std::string &descr) {
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32,
-                  DType::I64})
+                  DType::I64, DType::I8})
     if (descr == npyDescr(d))
       return d;
+  if (descr == "|b1") // NumPy bool: one byte, 0 or 1
+    return DType::I8;
   return std::nullopt;
 }
 
@@ -174,6 +176,8 @@ const char *npyDescr(DType dtype) {
     return "<i4";
   case DType::I64:
     return "<i8";
+  case DType::I8:
+    return "|i1";
   }
   return "?";
 }
@@ -212,8 +216,8 @@ Status parseNpy(const std::string &name, const char *bytes, size_t size,
       return fileError(name,
                        "big-endian dtype '" + descr + "' is not supported");
     return fileError(name, "unsupported dtype '" + descr +
-                               "' (supported: <f4, <f8, <f2, <i4, <i8, and "
-                               "<u2 holding bf16 bits)");
+                               "' (supported: <f4, <f8, <f2, <i4, <i8, |i1, "
+                               "|b1, and <u2 holding bf16 bits)");
   }
   if (fortran)
     return fileError(name, "Fortran-order arrays are not supported (save a "

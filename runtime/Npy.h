@@ -2,8 +2,9 @@
 //
 // Reads and writes NumPy's .npy format (versions 1.0, 2.0 and 3.0 headers),
 // little-endian, C order only. Element types: '<f4' f32, '<f8' f64, '<f2'
-// f16, '<i4' i32, '<i8' i64. NumPy has no bfloat16, so bf16 arrays are stored
-// as their raw bits with descr '<u2' (read them in numpy with
+// f16, '<i4' i32, '<i8' i64, '|i1' i8 ('|b1' bools read as i8). NumPy has no
+// bfloat16, so bf16 arrays are stored as their raw bits with descr '<u2' (read
+// them in numpy with
 // `(a.astype(np.uint32) << 16).view(np.float32)`); reading '<u2' yields bf16.
 // Errors name the file and the problem.
 //

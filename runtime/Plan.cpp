@@ -10,177 +10,6 @@
 using namespace spmd;
 using namespace spmd::plan;
 
-size_t plan::elemSize(ElemType type) {
-  switch (type) {
-  case ElemType::F32:
-  case ElemType::I32:
-    return 4;
-  case ElemType::F64:
-  case ElemType::I64:
-    return 8;
-  case ElemType::F16:
-  case ElemType::BF16:
-    return 2;
-  case ElemType::I8:
-    return 1;
-  }
-  return 0;
-}
-
-const char *plan::elemTypeName(ElemType type) {
-  switch (type) {
-  case ElemType::F32:
-    return "f32";
-  case ElemType::F64:
-    return "f64";
-  case ElemType::F16:
-    return "f16";
-  case ElemType::BF16:
-    return "bf16";
-  case ElemType::I32:
-    return "i32";
-  case ElemType::I64:
-    return "i64";
-  case ElemType::I8:
-    return "i8";
-  }
-  return "?";
-}
-
-bool plan::isFloatType(ElemType type) {
-  return type == ElemType::F32 || type == ElemType::F64 ||
-         type == ElemType::F16 || type == ElemType::BF16;
-}
-
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff,
-           bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal: normalize
-      exp = 127 - 15 + 1;
-      while (!(mant & 0x400)) {
-        mant <<= 1;
-        --exp;
-      }
-      mant &= 0x3ff;
-      bits = sign | (exp << 23) | (mant << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-static uint16_t floatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) // inf/nan
-    return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31)
-    return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10)
-      return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift, rem = mant & ((1u << shift) - 1),
-             mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1)))
-      ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1)))
-    ++half; // may carry into the exponent, which is right
-  return static_cast<uint16_t>(half);
-}
-
-static float bf16ToFloat(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-static uint16_t floatToBF16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if (std::isnan(f))
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  x += 0x7fffu + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-double plan::loadElement(const void *data, ElemType type, int64_t i) {
-  switch (type) {
-  case ElemType::F32:
-    return static_cast<const float *>(data)[i];
-  case ElemType::F64:
-    return static_cast<const double *>(data)[i];
-  case ElemType::F16:
-    return halfToFloat(static_cast<const uint16_t *>(data)[i]);
-  case ElemType::BF16:
-    return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
-  case ElemType::I32:
-    return static_cast<const int32_t *>(data)[i];
-  case ElemType::I64:
-    return static_cast<double>(static_cast<const int64_t *>(data)[i]);
-  case ElemType::I8:
-    return static_cast<const int8_t *>(data)[i];
-  }
-  return 0;
-}
-
-void plan::storeElement(void *data, ElemType type, int64_t i, double v) {
-  switch (type) {
-  case ElemType::F32:
-    static_cast<float *>(data)[i] = static_cast<float>(v);
-    return;
-  case ElemType::F64:
-    static_cast<double *>(data)[i] = v;
-    return;
-  case ElemType::F16:
-    static_cast<uint16_t *>(data)[i] = floatToHalf(static_cast<float>(v));
-    return;
-  case ElemType::BF16:
-    static_cast<uint16_t *>(data)[i] = floatToBF16(static_cast<float>(v));
-    return;
-  case ElemType::I32:
-    static_cast<int32_t *>(data)[i] = static_cast<int32_t>(v);
-    return;
-  case ElemType::I64:
-    static_cast<int64_t *>(data)[i] = static_cast<int64_t>(v);
-    return;
-  case ElemType::I8:
-    static_cast<int8_t *>(data)[i] = static_cast<int8_t>(v);
-    return;
-  }
-}
-
-int64_t plan::numElements(const Shape &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-std::string plan::shapeStr(const Shape &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 const char *plan::stepKindName(StepKind kind) {
   switch (kind) {
   case StepKind::Kernel:
@@ -222,7 +51,7 @@ static std::string refStr(const BufferRef &ref) {
     shape +=
         (i ? ", " : "") +
         (ref.shape[i] < 0 ? std::string("?") : std::to_string(ref.shape[i]));
-  return s + ":" + elemTypeName(ref.type) + shape + "]";
+  return s + ":" + dtypeName(ref.type) + shape + "]";
 }
 
 std::string Schedule::validate() const {
@@ -282,6 +111,11 @@ std::string Schedule::validate() const {
     for (int64_t axis : step.axes)
       if (axis < 0 || axis >= mesh.rank())
         return what + " names mesh axis " + std::to_string(axis);
+    if (!step.scalars.empty() && step.kind != StepKind::Kernel)
+      return what + " has scalar arguments";
+    for (int64_t slot : step.scalars)
+      if (slot < 0 || slot >= static_cast<int64_t>(sizes.size()))
+        return what + " reads unknown scalar " + std::to_string(slot);
   }
   for (const SizeSource &size : sizes) {
     if (size.kind != SizeSource::Kind::ArgDim) {
@@ -318,6 +152,8 @@ std::string Schedule::str() const {
       os << " " << kernels[step.kernel];
     for (const BufferRef &ref : step.operands)
       os << " " << refStr(ref);
+    for (int64_t slot : step.scalars)
+      os << " %s" << slot;
     os << "\n";
   }
   // The collective sequence is the same on every rank: counts and input

@@ -11,6 +11,7 @@
 #ifndef SPMD_RUNTIME_PLAN_H
 #define SPMD_RUNTIME_PLAN_H
 
+#include "runtime/DType.h"
 #include "runtime/Layout.h"
 
 #include <cstddef>
@@ -21,20 +22,9 @@
 
 namespace spmd::plan {
 
-/// Element types of plan buffers.
-enum class ElemType : uint8_t { F32, F64, F16, BF16, I32, I64, I8 };
-size_t elemSize(ElemType type);
-const char *elemTypeName(ElemType type);
-bool isFloatType(ElemType type);
-
-/// Element `i` of a buffer as a double, and the reverse (f16/bf16 round to
-/// nearest even). For I/O, checks and the slow paths, not hot loops.
-double loadElement(const void *data, ElemType type, int64_t i);
-void storeElement(void *data, ElemType type, int64_t i, double value);
-
-using Shape = std::vector<int64_t>;
-int64_t numElements(const Shape &shape);
-std::string shapeStr(const Shape &shape);
+// Element types of plan buffers are the runtime's DTypes (f32, f64, f16,
+// bf16, i32, i64, and i8 for i1/i8 buffers); Shape, numElements, shapeStr
+// and the element conversions come from runtime/DType.h.
 
 /// A buffer a step reads or writes: an entry argument, an arena slice, or a
 /// buffer with rank-dependent (dynamic) dims that the executor allocates at
@@ -43,26 +33,28 @@ struct BufferRef {
   enum class Where : uint8_t { Arg, Arena, Heap };
   Where where = Where::Arena;
   int64_t index = 0; // argument number, arena byte offset, or heap buffer id
-  ElemType type = ElemType::F32;
+  DType type = DType::F32;
   Shape shape; // -1 on a dynamic dim
   /// For each dynamic dim of a Heap buffer: its index in Schedule::sizes.
   std::vector<int64_t> sizeSlots;
   bool isStatic() const;
   /// Bytes of a static buffer.
   int64_t bytes() const {
-    return numElements(shape) * static_cast<int64_t>(elemSize(type));
+    return numElements(shape) * static_cast<int64_t>(dtypeSize(type));
   }
 };
 
-/// Where a dynamic size comes from: a dim of an entry argument (the run
-/// gives each rank's argument shapes), or this rank's torch.chunk size of a
+/// Where a rank-dependent index (a dynamic size, or a kernel's scalar
+/// argument) comes from: a dim of an entry argument (the run gives each
+/// rank's argument shapes), or this rank's torch.chunk size or offset of a
 /// global dim sharded over mesh axes, nested in the order listed (what
-/// spmd-partition's `spmd.local_size` computes).
+/// spmd-partition's `spmd.local_size` / `spmd.local_offset` compute).
 struct SizeSource {
-  /// LocalChunk nests the chunking over `axes` (spmd.local_size);
-  /// GroupChunk splits once over the whole group (spmd.plan_chunk_size, as
-  /// collectives split).
-  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk };
+  /// LocalChunk nests the chunking over `axes` (spmd.local_size), and
+  /// LocalOffset gives that chunk's offset (spmd.local_offset); GroupChunk
+  /// splits once over the whole group (spmd.plan_chunk_size, as collectives
+  /// split).
+  enum class Kind : uint8_t { ArgDim, LocalChunk, GroupChunk, LocalOffset };
   Kind kind = Kind::ArgDim;
   int64_t arg = 0;
   int64_t dim = 0;
@@ -89,6 +81,8 @@ struct Step {
   int64_t kernel = -1;
   std::vector<BufferRef>
       operands; // Kernel: all; Gemm: A, B, C; others: in, out
+  /// Kernel: its index arguments after the buffers, as Schedule::sizes slots.
+  std::vector<int64_t> scalars;
   /// Gemm.
   bool transposeA = false, transposeB = false;
   int64_t beta = 1;
@@ -100,7 +94,7 @@ struct Step {
 
 /// A tensor crossing the entry's boundary: local type and global layout.
 struct TensorInfo {
-  ElemType type = ElemType::F32;
+  DType type = DType::F32;
   Shape localShape;
   std::optional<Layout> layout; // absent: replicated
   /// The global shape (spmd.global_type of a partitioned program); absent:
@@ -115,7 +109,7 @@ struct Schedule {
   Mesh mesh; // one device when the entry names no mesh
   std::vector<TensorInfo> args, results;
   std::vector<BufferRef> resultRefs; // where each result lives after a run
-  std::vector<SizeSource> sizes;     // dynamic sizes of heap buffers
+  std::vector<SizeSource> sizes;     // dynamic sizes and kernel scalars
   int64_t numHeapBuffers = 0;
   std::vector<std::string> kernels; // kernel function names
   std::vector<Step> steps;

@@ -36,6 +36,18 @@ CASES = [
     ("GPT FSDP", "GPT", None, "dp=4", ["--fsdp"], ["--batch-shape", "8,16"]),
     ("GPT 2-D dp x tp (TP+SP)", "GPT", "sp_plan.py", "dp=2,tp=2", [],
      ["--batch-shape", "8,16"]),
+    # The rest of issue 5's end-to-end matrix (test/frontend/e2e_*.test).
+    ("MLP TP+SP", "MLP", "mlp_sp_plan.py", "tp=4", [], ["--batch-shape", "8"]),
+    ("MLP FSDP uneven (hidden 13, batch 6)", "MLP", None, "dp=4",
+     ["--fsdp", "--model-args", '{"hidden": 13}'], ["--batch-shape", "6"]),
+    ("MLP 2-D TP+SP uneven (hidden 13, batch 6)", "MLP", "mlp_sp_plan.py",
+     "dp=2,tp=2", ["--model-args", '{"hidden": 13}'], ["--batch-shape", "6"]),
+    ("GPT TP uneven (vocab 126)", "GPT", "tp_plan.py", "tp=4",
+     ["--model-args", '{"vocab": 126}'], ["--batch-shape", "8,16"]),
+    ("GPT DP uneven (batch 6)", "GPT", None, "dp=4", [],
+     ["--batch-shape", "6,16"]),
+    ("GPT FSDP uneven (vocab 126)", "GPT", None, "dp=4",
+     ["--fsdp", "--model-args", '{"vocab": 126}'], ["--batch-shape", "8,16"]),
 ]
 
 # DTensor reference (issue 5's measured numbers where given, else derived from
@@ -64,6 +76,17 @@ REFERENCE = {
                  "29 AG + 29 RS + loss 2 AR"),
     "GPT 2-D dp x tp (TP+SP)": ("TP+SP on tp + 29 AR on dp (derived)",
                                 "TP+SP on tp + 29 AR dp (bucketed 1) + loss"),
+    "MLP TP+SP": ("fwd 1 AG + 1 RS, bwd 1 AG + loss (derived)",
+                  "2 AG + 1 RS + loss 2 AR"),
+    "MLP FSDP uneven (hidden 13, batch 6)": (
+        "4 AG fwd + 4 AG bwd + 4 RS (FSDP2 default, derived)",
+        "4 AG + 4 RS + loss 2 AR"),
+    "MLP 2-D TP+SP uneven (hidden 13, batch 6)": (
+        "MLP TP+SP on tp + 4 AR on dp (derived)",
+        "2 AG + 1 RS tp + 4 AR dp + loss 2 AR"),
+    "GPT TP uneven (vocab 126)": ("as GPT TP (derived)", "as GPT TP"),
+    "GPT DP uneven (batch 6)": ("as GPT DP (derived)", "as GPT DP"),
+    "GPT FSDP uneven (vocab 126)": ("as GPT FSDP (derived)", "as GPT FSDP"),
 }
 
 

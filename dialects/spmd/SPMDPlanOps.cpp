@@ -25,10 +25,20 @@ LogicalResult spmd::verifyPlanAttribute(Operation *op, NamedAttribute attr) {
     if (!func || !isa<UnitAttr>(attr.getValue()))
       return op->emitError()
              << "'" << name << "' must be a unit attribute on a func.func";
-    for (Type type : func.getArgumentTypes())
+    bool scalars = false;
+    for (Type type : func.getArgumentTypes()) {
+      if (isa<IndexType>(type)) {
+        scalars = true;
+        continue;
+      }
       if (!isa<MemRefType>(type))
+        return op->emitError() << "kernel takes an argument of type " << type
+                               << " (memrefs, then index scalars)";
+      if (scalars)
         return op->emitError()
-               << "kernel takes a non-memref argument of type " << type;
+               << "kernel takes a memref after an index scalar (memrefs, "
+                  "then index scalars)";
+    }
     if (func.getNumResults() != 0)
       return op->emitError() << "kernel must not return values";
     return success();
@@ -74,6 +84,18 @@ LogicalResult PlanBufferOp::verify() {
         return emitOpError()
                << "ends at byte " << offset + bytes << " beyond the arena of "
                << arena.getInt() << " bytes";
+  return success();
+}
+
+LogicalResult PlanKernelOp::verify() {
+  // The runtime's calling convention: buffers first, then scalars.
+  bool scalars = false;
+  for (Type t : getOperands().getTypes()) {
+    if (isa<IndexType>(t))
+      scalars = true;
+    else if (scalars)
+      return emitOpError() << "takes its buffers before its index scalars";
+  }
   return success();
 }
 

@@ -46,18 +46,24 @@ def SPMD_PlanKernelOp : SPMD_PlanOp<"plan_kernel",
     [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "call a kernel function of the plan";
   let description = [{
-    Runs the kernel `callee` (a `func.func` marked `spmd.plan_kernel` taking
-    only memrefs) on the given buffers.
+    Runs the kernel `callee` (a `func.func` marked `spmd.plan_kernel`) on the
+    given buffers, followed by `index` scalars: rank-dependent values the
+    runtime computes from the rank's mesh coordinates or argument shapes
+    (`spmd.local_offset`, `spmd.local_size`, `spmd.plan_chunk_size`, a
+    `memref.dim` of an entry argument), e.g. the global offset a partitioned
+    one-hot adds to its `linalg.index`.
 
     ```mlir
     spmd.plan_kernel @kernel_0(%a, %b) : memref<8xf32>, memref<8xf32>
+    spmd.plan_kernel @kernel_1(%a, %off) : memref<?xf32>, index
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee,
-                       Variadic<AnyMemRef>:$operands);
+                       Variadic<AnyTypeOf<[AnyMemRef, Index]>>:$operands);
   let assemblyFormat = [{
     $callee `(` $operands `)` attr-dict `:` type($operands)
   }];
+  let hasVerifier = 1;
 }
 
 def SPMD_PlanGemmOp : SPMD_PlanOp<"plan_gemm"> {

@@ -15,12 +15,14 @@ from spmd_torch import mlir_exec
 
 class TrainStepNumerics(unittest.TestCase):
     def check(self, model, batch, loss_fn, make_opt, steps, atol=1e-5, rtol=1e-4,
-              state_names=()):
+              state_names=(), **export_kw):
         prog = st.export_train_step(model, batch, loss_fn,
-                                    optimizer=make_opt(model.parameters()))
+                                    optimizer=make_opt(model.parameters()),
+                                    **export_kw)
         outs = run_steps(prog, steps)
         losses, ref, ropt = torch_reference(model, batch, loss_fn, make_opt, steps)
-        torch.testing.assert_close(outs[0], losses[-1], atol=atol, rtol=rtol)
+        loss_at = [r.kind for r in prog.results].index("loss")
+        torch.testing.assert_close(outs[loss_at], losses[-1], atol=atol, rtol=rtol)
         names = dict(ref.named_parameters())
         checked = 0
         for a in prog.args:
@@ -50,6 +52,31 @@ class TrainStepNumerics(unittest.TestCase):
                    lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9,
                                              weight_decay=1e-3),
                    steps=3, state_names=("momentum_buffer",))
+
+    def test_mlp_adamw_feedback_order_three_steps(self):
+        # Result i is the new argument i (what spmd-run --steps feeds back),
+        # the loss after the updated values.
+        torch.manual_seed(3)
+        m = models.MLP(hidden=13)
+        batch = (torch.randn(6, 16), torch.randint(0, 8, (6,)))
+        prog = self.check(m, batch, F.cross_entropy,
+                          lambda p: torch.optim.AdamW(p, lr=1e-3), steps=3,
+                          state_names=("exp_avg", "exp_avg_sq"),
+                          feedback_order=True, mesh="tp=4")
+        updated = [i for i, a in enumerate(prog.args) if a.updated_by is not None]
+        self.assertEqual(updated, list(range(4 + 8 + 1)))
+        for i in updated:
+            self.assertEqual(prog.args[i].updated_by, i)
+            self.assertEqual(prog.results[i].name, prog.args[i].name)
+            self.assertEqual(prog.results[i].layout, prog.args[i].layout)
+        self.assertEqual([r.kind for r in prog.results[13:]], ["loss"])
+
+    def test_feedback_order_rejects_buffers(self):
+        m = models.MLP()
+        m.register_buffer("scale", torch.ones(8))
+        with self.assertRaisesRegex(ValueError, "without buffers"):
+            st.export_train_step(m, (torch.randn(2, 16), torch.randint(0, 8, (2,))),
+                                 F.cross_entropy, feedback_order=True)
 
     def test_mlp_adam_one_step(self):
         torch.manual_seed(2)

@@ -3,8 +3,8 @@
 // Kernels whose views take rank-dependent offsets and sizes as trailing
 // `index` arguments (spmd.local_offset / local_size passed by the schedule):
 // the printer makes them `long long` parameters and folds them into the
-// index arithmetic and the launch rule. Parsed without spmd.plan_kernel (its
-// verifier takes memrefs only for now).
+// index arithmetic and the launch rule (plain func.func: only the kernel
+// body matters here).
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,7 +3,6 @@
 #include "runtime/CommCollectives.h"
 #include "runtime/Executor.h"
 #include "runtime/InProcessComm.h"
-#include "runtime/PlanNpy.h"
 
 #include <gtest/gtest.h>
 
@@ -43,15 +42,15 @@ TEST(PlanRuntime, CopyBoxMovesASubBlock) {
 TEST(PlanRuntime, HalfAndBF16RoundTrip) {
   std::vector<uint16_t> h(3), b(3);
   for (int i = 0; i < 3; ++i) {
-    storeElement(h.data(), ElemType::F16, i, 0.5 * i - 1.0);
-    storeElement(b.data(), ElemType::BF16, i, 0.5 * i - 1.0);
+    storeFromDouble(h.data(), DType::F16, i, 0.5 * i - 1.0);
+    storeFromDouble(b.data(), DType::BF16, i, 0.5 * i - 1.0);
   }
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(loadElement(h.data(), ElemType::F16, i), 0.5 * i - 1.0);
-    EXPECT_EQ(loadElement(b.data(), ElemType::BF16, i), 0.5 * i - 1.0);
+    EXPECT_EQ(loadAsDouble(h.data(), DType::F16, i), 0.5 * i - 1.0);
+    EXPECT_EQ(loadAsDouble(b.data(), DType::BF16, i), 0.5 * i - 1.0);
   }
-  storeElement(h.data(), ElemType::F16, 0, 1.0 / 3.0);
-  EXPECT_NEAR(loadElement(h.data(), ElemType::F16, 0), 1.0 / 3.0, 1e-3);
+  storeFromDouble(h.data(), DType::F16, 0, 1.0 / 3.0);
+  EXPECT_NEAR(loadAsDouble(h.data(), DType::F16, 0), 1.0 / 3.0, 1e-3);
 }
 
 TEST(PlanRuntime, GemmTransposesAndBeta) {
@@ -61,9 +60,9 @@ TEST(PlanRuntime, GemmTransposesAndBeta) {
   step.kind = StepKind::Gemm;
   step.transposeA = step.transposeB = true;
   step.beta = 0;
-  step.operands = {{BufferRef::Where::Arena, 0, ElemType::F32, {4, 2}},
-                   {BufferRef::Where::Arena, 0, ElemType::F32, {3, 4}},
-                   {BufferRef::Where::Arena, 0, ElemType::F32, {2, 3}}};
+  step.operands = {{BufferRef::Where::Arena, 0, DType::F32, {4, 2}},
+                   {BufferRef::Where::Arena, 0, DType::F32, {3, 4}},
+                   {BufferRef::Where::Arena, 0, DType::F32, {2, 3}}};
   ASSERT_EQ(runGemm(step, a.data(), b.data(), c.data()), "");
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
@@ -75,17 +74,17 @@ TEST(PlanRuntime, GemmTransposesAndBeta) {
   // beta 1 accumulates, in bf16 through f32.
   std::vector<uint16_t> ah(8), bh(12), ch(6);
   for (int i = 0; i < 8; ++i)
-    storeElement(ah.data(), ElemType::BF16, i, a[i]);
+    storeFromDouble(ah.data(), DType::BF16, i, a[i]);
   for (int i = 0; i < 12; ++i)
-    storeElement(bh.data(), ElemType::BF16, i, b[i]);
+    storeFromDouble(bh.data(), DType::BF16, i, b[i]);
   for (int i = 0; i < 6; ++i)
-    storeElement(ch.data(), ElemType::BF16, i, 1.0);
+    storeFromDouble(ch.data(), DType::BF16, i, 1.0);
   step.beta = 1;
   for (BufferRef &r : step.operands)
-    r.type = ElemType::BF16;
+    r.type = DType::BF16;
   ASSERT_EQ(runGemm(step, ah.data(), bh.data(), ch.data()), "");
   for (int i = 0; i < 6; ++i)
-    EXPECT_NEAR(loadElement(ch.data(), ElemType::BF16, i), c[i] + 1,
+    EXPECT_NEAR(loadAsDouble(ch.data(), DType::BF16, i), c[i] + 1,
                 (c[i] + 1) / 64);
 }
 
@@ -95,12 +94,12 @@ TEST(PlanRuntime, ExecutorRunsStepsOnArenaAndArgs) {
   s.name = "f";
   s.arenaBytes = 128;
   s.mesh = Mesh{{"x"}, {1}};
-  s.args = {{ElemType::F32, {2, 2}, std::nullopt},
-            {ElemType::F32, {2, 2}, std::nullopt}};
-  BufferRef x{BufferRef::Where::Arg, 0, ElemType::F32, {2, 2}};
-  BufferRef w{BufferRef::Where::Arg, 1, ElemType::F32, {2, 2}};
-  BufferRef y{BufferRef::Where::Arena, 0, ElemType::F32, {2, 2}};
-  BufferRef z{BufferRef::Where::Arena, 64, ElemType::F32, {2, 2}};
+  s.args = {{DType::F32, {2, 2}, std::nullopt},
+            {DType::F32, {2, 2}, std::nullopt}};
+  BufferRef x{BufferRef::Where::Arg, 0, DType::F32, {2, 2}};
+  BufferRef w{BufferRef::Where::Arg, 1, DType::F32, {2, 2}};
+  BufferRef y{BufferRef::Where::Arena, 0, DType::F32, {2, 2}};
+  BufferRef z{BufferRef::Where::Arena, 64, DType::F32, {2, 2}};
   Step gemm;
   gemm.kind = StepKind::Gemm;
   gemm.beta = 0;
@@ -109,7 +108,7 @@ TEST(PlanRuntime, ExecutorRunsStepsOnArenaAndArgs) {
   copy.kind = StepKind::Copy;
   copy.operands = {y, z};
   s.steps = {gemm, copy};
-  s.results = {{ElemType::F32, {2, 2}, std::nullopt}};
+  s.results = {{DType::F32, {2, 2}, std::nullopt}};
   s.resultRefs = {z};
   ASSERT_EQ(s.validate(), "");
   Executor exec(s, {}, nullptr);
@@ -126,22 +125,22 @@ TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
   Schedule s;
   s.name = "f";
   s.mesh = Mesh{{"tp"}, {4}};
-  s.args = {{ElemType::F32, {5}, std::nullopt}};
+  s.args = {{DType::F32, {5}, std::nullopt}};
   SizeSource chunk;
   chunk.kind = SizeSource::Kind::LocalChunk;
   chunk.globalSize = 5;
   chunk.axes = {0};
   s.sizes = {chunk};
   s.numHeapBuffers = 1;
-  BufferRef x{BufferRef::Where::Arg, 0, ElemType::F32, {5}};
-  BufferRef out{BufferRef::Where::Heap, 0, ElemType::F32, {-1}, {0}};
+  BufferRef x{BufferRef::Where::Arg, 0, DType::F32, {5}};
+  BufferRef out{BufferRef::Where::Heap, 0, DType::F32, {-1}, {0}};
   Step shard;
   shard.kind = StepKind::Shard;
   shard.axes = {0};
   shard.dim0 = 0;
   shard.operands = {x, out};
   s.steps = {shard};
-  s.results = {{ElemType::F32, {-1}, std::nullopt}};
+  s.results = {{DType::F32, {-1}, std::nullopt}};
   s.resultRefs = {out};
   ASSERT_EQ(s.validate(), "");
   std::vector<Shape> shapes(4);
@@ -160,14 +159,69 @@ TEST(PlanRuntime, RankDependentSizesFromMeshCoordinates) {
   EXPECT_EQ(values[2], (std::vector<float>{4}));
 }
 
+/// A kernel in the JIT's packed convention: out[i] = i + offset, for the
+/// descriptor of a 1-D memref (args[0]) and an index scalar (args[1]).
+static void iotaFromOffset(void **args) {
+  auto *desc = *static_cast<int64_t **>(args[0]);
+  auto *data = reinterpret_cast<float *>(desc[1]);
+  int64_t size = desc[3];
+  int64_t offset = *static_cast<int64_t *>(args[1]);
+  for (int64_t i = 0; i < size; ++i)
+    data[i] = static_cast<float>(i + offset);
+}
+
+TEST(PlanRuntime, KernelScalarsAreRankOffsets) {
+  // 13 elements nested over a 2x2 mesh (chunks 4, 3, 3, 3 at offsets 0, 4,
+  // 7, 10): every rank writes the global indices of its chunk, so the size
+  // slot and the offset slot must agree with the torch.chunk arithmetic.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"dp", "tp"}, {2, 2}};
+  SizeSource size, offset;
+  size.kind = SizeSource::Kind::LocalChunk;
+  size.globalSize = 13;
+  size.axes = {0, 1};
+  offset = size;
+  offset.kind = SizeSource::Kind::LocalOffset;
+  s.sizes = {size, offset};
+  s.numHeapBuffers = 1;
+  s.kernels = {"iota"};
+  BufferRef out{BufferRef::Where::Heap, 0, DType::F32, {-1}, {0}};
+  Step kernel;
+  kernel.kind = StepKind::Kernel;
+  kernel.kernel = 0;
+  kernel.operands = {out};
+  kernel.scalars = {1};
+  s.steps = {kernel};
+  s.results = {{DType::F32, {-1}, std::nullopt}};
+  s.resultRefs = {out};
+  ASSERT_EQ(s.validate(), "");
+  EXPECT_NE(s.str().find("kernel iota heap0:f32[?] %s1"), std::string::npos)
+      << s.str();
+  std::vector<std::vector<float>> values(4);
+  runRanks(s.mesh, [&](CommCollectives &comm) {
+    Executor exec(s, {iotaFromOffset}, &comm);
+    std::vector<void *> args;
+    ASSERT_EQ(exec.run(args), "");
+    const auto *r = static_cast<const float *>(exec.result(0, args));
+    values[comm.device()].assign(r, r + exec.resultShape(0)[0]);
+  });
+  EXPECT_EQ(values, (std::vector<std::vector<float>>{
+                        {0, 1, 2, 3}, {4, 5, 6}, {7, 8, 9}, {10, 11, 12}}));
+
+  Schedule bad = s;
+  bad.steps[0].scalars = {2};
+  EXPECT_EQ(bad.validate(), "step 0 (kernel) reads unknown scalar 2");
+}
+
 TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
   Schedule s;
   s.name = "f";
   s.arenaBytes = 32;
   Step copy;
   copy.kind = StepKind::Copy;
-  copy.operands = {{BufferRef::Where::Arena, 0, ElemType::F32, {4}},
-                   {BufferRef::Where::Arena, 16, ElemType::F32, {8}}};
+  copy.operands = {{BufferRef::Where::Arena, 0, DType::F32, {4}},
+                   {BufferRef::Where::Arena, 16, DType::F32, {8}}};
   s.steps = {copy};
   EXPECT_EQ(s.validate(), "step 0 (copy) buffer @16:f32[8] lies outside the "
                           "arena of 32 bytes");
@@ -185,7 +239,7 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
       mine[i] = static_cast<float>(r.offset * 2 + i);
     std::vector<float> out(10, -1);
     EXPECT_EQ(comm.allGather(mine.data(), {r.size, 2}, out.data(), {5, 2},
-                             ElemType::F32, {0}, 0),
+                             DType::F32, {0}, 0),
               "");
     gathered[d] = out;
     // Every member contributes (d + 1) * iota(10) as a 5x2 block.
@@ -194,7 +248,7 @@ TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
       full[i] = static_cast<float>((d + 1) * i);
     std::vector<float> part(r.size * 2, -1);
     EXPECT_EQ(comm.reduceScatter(full.data(), {5, 2}, part.data(), {r.size, 2},
-                                 ElemType::F32, {0}, 0, ReduceKind::Sum),
+                                 DType::F32, {0}, 0, ReduceKind::Sum),
               "");
     scattered[d] = part;
   });
@@ -213,7 +267,7 @@ TEST(PlanRuntime, AllReduceInPlaceOverOneAxisOf2D) {
   runRanks(mesh, [&](CommCollectives &comm) {
     int64_t d = comm.device();
     std::vector<float> v{static_cast<float>(d), 1.0f};
-    EXPECT_EQ(comm.allReduce(v.data(), {2}, v.data(), ElemType::F32, {1},
+    EXPECT_EQ(comm.allReduce(v.data(), {2}, v.data(), DType::F32, {1},
                              ReduceKind::Avg),
               "");
     out[d] = v;
@@ -231,8 +285,8 @@ TEST(PlanRuntime, AllToAllMovesShardsBetweenDims) {
     int64_t d = comm.device();
     std::vector<float> mine = iota(8, 8.0f * d); // rows 2d, 2d+1
     std::vector<float> o(8, -1);
-    EXPECT_EQ(comm.allToAll(mine.data(), {2, 4}, o.data(), {4, 2},
-                            ElemType::F32, {0}, 1, 0),
+    EXPECT_EQ(comm.allToAll(mine.data(), {2, 4}, o.data(), {4, 2}, DType::F32,
+                            {0}, 1, 0),
               "");
     out[d] = o;
   });
@@ -245,8 +299,8 @@ TEST(PlanRuntime, GatherIntoAWrongOutputShapeFailsOnEveryMember) {
   std::vector<std::string> errors(2);
   runRanks(mesh, [&](CommCollectives &comm) {
     std::vector<float> mine(3, 1.0f), out(4);
-    errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {4},
-                                           ElemType::F32, {0}, 0);
+    errors[comm.device()] =
+        comm.allGather(mine.data(), {3}, out.data(), {4}, DType::F32, {0}, 0);
   });
   for (const std::string &err : errors)
     EXPECT_EQ(err, "allGather #0 on mesh axes [tp] (ranks 0, 1): member 0 "
@@ -261,8 +315,8 @@ TEST(PlanRuntime, GatherIntoALargerPlannedShapeFails) {
   std::vector<std::string> errors(2);
   runRanks(mesh, [&](CommCollectives &comm) {
     std::vector<float> mine(3, 1.0f), out(8);
-    errors[comm.device()] = comm.allGather(mine.data(), {3}, out.data(), {8},
-                                           ElemType::F32, {0}, 0);
+    errors[comm.device()] =
+        comm.allGather(mine.data(), {3}, out.data(), {8}, DType::F32, {0}, 0);
   });
   for (const std::string &err : errors)
     EXPECT_EQ(err, "the group's blocks give shape [6], the plan expects [8]");
@@ -274,7 +328,7 @@ TEST(PlanRuntime, I8CollectivesAreRefused) {
   runRanks(mesh, [&](CommCollectives &comm) {
     int8_t v = 1;
     errors[comm.device()] =
-        comm.allReduce(&v, {1}, &v, ElemType::I8, {0}, ReduceKind::Sum);
+        comm.allReduce(&v, {1}, &v, DType::I8, {0}, ReduceKind::Sum);
   });
   for (const std::string &err : errors)
     EXPECT_EQ(err, "collectives on i8 are not supported by the communicator");
@@ -289,26 +343,9 @@ TEST(PlanRuntime, AbortFailsTheOtherRanks) {
       return;
     }
     float v = 1;
-    errors[0] =
-        comm.allReduce(&v, {1}, &v, ElemType::F32, {0}, ReduceKind::Sum);
+    errors[0] = comm.allReduce(&v, {1}, &v, DType::F32, {0}, ReduceKind::Sum);
   });
   EXPECT_EQ(errors[0], "allReduce #0 on mesh axes [x] (ranks 0, 1): aborted: "
                        "rank 1 aborted: injected fault");
 }
 
-TEST(PlanRuntime, NpyRoundTripAndErrors) {
-  std::string path = ::testing::TempDir() + "/plan_runtime_test.npy";
-  NpyArray a;
-  a.type = ElemType::F32;
-  a.shape = {2, 3};
-  std::vector<float> v = iota(6);
-  a.data.assign(reinterpret_cast<char *>(v.data()),
-                reinterpret_cast<char *>(v.data() + 6));
-  ASSERT_EQ(writeNpy(path, a), "");
-  NpyArray b;
-  ASSERT_EQ(readNpy(path, b), "");
-  EXPECT_EQ(b.shape, a.shape);
-  EXPECT_EQ(b.data, a.data);
-  EXPECT_EQ(readNpy(path + ".missing", b), path + ".missing: cannot open file");
-  std::remove(path.c_str());
-}

@@ -171,7 +171,7 @@ protected:
 
 TEST_F(Npy, RoundTripsEveryDTypeAndShape) {
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I32,
-                  DType::I64})
+                  DType::I64, DType::I8})
     for (Shape shape : {Shape{}, Shape{0}, Shape{5}, Shape{2, 3, 4},
                         Shape{0, 3}, Shape{1, 1, 1, 7}}) {
       int64_t n = numElements(shape);
@@ -202,6 +202,8 @@ TEST_F(Npy, ReadsFilesWrittenByNumpy) {
       "np.save(d + '/f2.npy', (a - 5).astype('<f2') / 8)\n"
       "np.save(d + '/i4.npy', (a - 5).astype('<i4'))\n"
       "np.save(d + '/i8.npy', (a * 1000000000).astype('<i8'))\n"
+      "np.save(d + '/i1.npy', (a - 5).astype('|i1'))\n"
+      "np.save(d + '/b1.npy', a % 3 == 0)\n"
       "np.save(d + '/scalar.npy', np.float32(2.5))\n"
       "np.save(d + '/empty.npy', np.zeros((0, 3), '<f4'))\n"
       "np.save(d + '/fortran.npy', np.asfortranarray(a.astype('<f4')))\n"
@@ -223,6 +225,8 @@ TEST_F(Npy, ReadsFilesWrittenByNumpy) {
       {"f2.npy", DType::F16, [](int64_t i) { return (i - 5) / 8.0; }},
       {"i4.npy", DType::I32, [](int64_t i) { return double(i - 5); }},
       {"i8.npy", DType::I64, [](int64_t i) { return i * 1e9; }},
+      {"i1.npy", DType::I8, [](int64_t i) { return double(i - 5); }},
+      {"b1.npy", DType::I8, [](int64_t i) { return double(i % 3 == 0); }},
       {"v2.npy", DType::F32, [](int64_t i) { return double(i); }},
   };
   for (const Expect &e : cases) {
@@ -317,10 +321,10 @@ TEST_F(Npy, ErrorsNameTheFileAndTheProblem) {
                               f4));
   EXPECT_NE(readError("extrakey.npy").find("unexpected key 'x'"),
             std::string::npos);
-  writeRaw("dtype.npy", v1("{'descr': '|b1', 'fortran_order': False, "
+  writeRaw("dtype.npy", v1("{'descr': '<c16', 'fortran_order': False, "
                            "'shape': (2, 3), }",
                            f4));
-  EXPECT_NE(readError("dtype.npy").find("unsupported dtype '|b1'"),
+  EXPECT_NE(readError("dtype.npy").find("unsupported dtype '<c16'"),
             std::string::npos);
   writeRaw("fortran.npy", v1("{'descr': '<f4', 'fortran_order': True, "
                              "'shape': (2, 3), }",

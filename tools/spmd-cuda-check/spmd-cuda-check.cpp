@@ -20,6 +20,7 @@
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
+#include "runtime/DType.h"
 #include "runtime/Plan.h"
 #include "runtime/cuda/LaunchConfig.h"
 #include "tools/spmd-run/PlanLoader.h"
@@ -101,8 +102,8 @@ namespace {
 
 struct Buffer {
   mlir::Type elem;
-  spmd::plan::Shape shape;
-  spmd::plan::ElemType dtype;
+  spmd::Shape shape;
+  spmd::DType dtype;
   std::vector<char> bytes; // data() is 16-byte aligned plus --offset-bytes
   char *data() {
     auto p = reinterpret_cast<uintptr_t>(bytes.data());
@@ -117,8 +118,8 @@ struct Buffer {
   }
 };
 
-std::optional<spmd::plan::ElemType> dtypeOf(Type t) {
-  using E = spmd::plan::ElemType;
+std::optional<spmd::DType> dtypeOf(Type t) {
+  using E = spmd::DType;
   if (t.isF32())
     return E::F32;
   if (t.isF64())
@@ -138,7 +139,7 @@ std::optional<spmd::plan::ElemType> dtypeOf(Type t) {
 
 /// Element i as a double (integers exactly up to 2^53).
 double element(const Buffer &b, int64_t i) {
-  return spmd::plan::loadElement(b.data(), b.dtype, i);
+  return spmd::loadAsDouble(b.data(), b.dtype, i);
 }
 
 /// Tolerance for comparing the emulated and the CPU kernel: rounding order
@@ -157,7 +158,7 @@ double tolerance(Type t) {
 
 void fill(Buffer &b, std::mt19937_64 &rng) {
   int64_t n = b.count();
-  size_t width = spmd::plan::elemSize(b.dtype);
+  size_t width = spmd::dtypeSize(b.dtype);
   b.bytes.assign(static_cast<size_t>(n) * width + 32, 0);
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   std::uniform_int_distribution<int> small(0, 3);
@@ -165,7 +166,7 @@ void fill(Buffer &b, std::mt19937_64 &rng) {
     double v = isa<FloatType>(b.elem) ? real(rng)
                : b.elem.isInteger(1)  ? small(rng) & 1
                                       : small(rng);
-    spmd::plan::storeElement(b.data(), b.dtype, i, v);
+    spmd::storeFromDouble(b.data(), b.dtype, i, v);
   }
 }
 
@@ -267,7 +268,7 @@ bool gpuRun(const spmd::cuda::Device &dev, const spmd::cuda::Stream &stream,
   for (size_t i = 0; i < bufs.size(); ++i) {
     if (bufs[i].bytes.empty())
       continue;
-    sizes[i] = bufs[i].count() * spmd::plan::elemSize(bufs[i].dtype);
+    sizes[i] = bufs[i].count() * spmd::dtypeSize(bufs[i].dtype);
     offsets[i] = spmd::cuda::DeviceArena::align(total);
     total = offsets[i] + sizes[i];
     bytes += sizes[i];
@@ -543,7 +544,7 @@ int main(int argc, char **argv) {
         Buffer b;
         if (auto m = dyn_cast<MemRefType>(t)) {
           b.elem = m.getElementType();
-          std::optional<spmd::plan::ElemType> d = dtypeOf(b.elem);
+          std::optional<spmd::DType> d = dtypeOf(b.elem);
           if (!d)
             return fail("kernel " + k.name + ": element type not supported");
           b.dtype = *d;
@@ -557,7 +558,7 @@ int main(int argc, char **argv) {
       std::vector<Buffer> emu = buffers, onGpu = buffers;
       for (size_t i = 0; i < emu.size(); ++i)
         if (!emu[i].bytes.empty()) {
-          size_t n = emu[i].count() * spmd::plan::elemSize(emu[i].dtype);
+          size_t n = emu[i].count() * spmd::dtypeSize(emu[i].dtype);
           std::memmove(emu[i].data(), buffers[i].data(), n);
           std::memmove(onGpu[i].data(), buffers[i].data(), n);
         }
@@ -634,7 +635,7 @@ int main(int argc, char **argv) {
             if (p.kind == spmd::codegen::CudaParam::Buffer &&
                 !llvm::StringRef(p.cType).starts_with("const ") &&
                 emu[p.arg].count() > 0) {
-              spmd::plan::storeElement(emu[p.arg].data(), emu[p.arg].dtype, 0,
+              spmd::storeFromDouble(emu[p.arg].data(), emu[p.arg].dtype, 0,
                                        element(emu[p.arg], 0) + 1.0);
               break;
             }

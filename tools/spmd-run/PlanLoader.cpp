@@ -2,6 +2,7 @@
 
 #include "tools/spmd-run/PlanLoader.h"
 
+#include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 
@@ -60,31 +61,31 @@ LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
   });
 }
 
-static std::optional<plan::ElemType> elemTypeOf(Type type) {
+static std::optional<DType> elemTypeOf(Type type) {
   if (type.isF32())
-    return plan::ElemType::F32;
+    return DType::F32;
   if (type.isF64())
-    return plan::ElemType::F64;
+    return DType::F64;
   if (type.isF16())
-    return plan::ElemType::F16;
+    return DType::F16;
   if (type.isBF16())
-    return plan::ElemType::BF16;
+    return DType::BF16;
   if (type.isInteger(32) || type.isIndex())
-    return type.isIndex() ? plan::ElemType::I64 : plan::ElemType::I32;
+    return type.isIndex() ? DType::I64 : DType::I32;
   if (type.isInteger(64))
-    return plan::ElemType::I64;
+    return DType::I64;
   if (type.isInteger(8) || type.isInteger(1))
-    return plan::ElemType::I8;
+    return DType::I8;
   return std::nullopt;
 }
 
 /// The global shape spmd-partition records in spmd.global_type.
-static std::optional<plan::Shape> globalShapeOf(TypeAttr attr) {
+static std::optional<Shape> globalShapeOf(TypeAttr attr) {
   auto type =
       attr ? dyn_cast<RankedTensorType>(attr.getValue()) : RankedTensorType();
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  return plan::Shape(type.getShape().begin(), type.getShape().end());
+  return Shape(type.getShape().begin(), type.getShape().end());
 }
 
 namespace {
@@ -110,18 +111,21 @@ struct ScheduleBuilder {
   llvm::DenseMap<Value, int64_t> heapIds;
   std::map<std::pair<int64_t, int64_t>, int64_t> sizeSlotOf;
 
-  /// The size slot of a dynamic size: a memref.dim of an entry argument, or
-  /// of a buffer whose size is itself such a dim.
+  /// The slot of a rank-dependent index: spmd.local_size/local_offset,
+  /// spmd.plan_chunk_size, or a memref.dim of an entry argument or of a
+  /// buffer whose size is itself such an index.
   FailureOr<int64_t> sizeSlot(Operation *user, Value size) {
-    if (Operation *def = size.getDefiningOp(); def && isLocalSize(def))
-      return localSizeSlot(def);
+    if (auto local = size.getDefiningOp<LocalSizeOp>())
+      return localSlot(local, plan::SizeSource::Kind::LocalChunk);
+    if (auto local = size.getDefiningOp<LocalOffsetOp>())
+      return localSlot(local, plan::SizeSource::Kind::LocalOffset);
     if (auto chunk = size.getDefiningOp<PlanChunkSizeOp>())
       return chunkSizeSlot(chunk);
     auto dim = size.getDefiningOp<memref::DimOp>();
     std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
     if (!dim || !index)
-      return fail(user, "has a dynamic size that is not a constant dim of a "
-                        "buffer");
+      return fail(user, "has a dynamic size or index that is not a constant "
+                        "dim of a buffer or a rank-dependent size or offset");
     Value source = dim.getSource();
     if (auto arg = dyn_cast<BlockArgument>(source)) {
       auto key = std::make_pair(int64_t(arg.getArgNumber()), *index);
@@ -144,36 +148,25 @@ struct ScheduleBuilder {
                     buffer.getDynamicSizes()[type.getDynamicDimIndex(*index)]);
   }
 
-  /// spmd-partition's `spmd.local_size @mesh [axes] of N`: this rank's
-  /// chunk of N. Matched by name: the op comes with spmd-partition.
-  static bool isLocalSize(Operation *op) {
-    return op->getName().getStringRef() == "spmd.local_size";
-  }
+  /// spmd-partition's `spmd.local_size|local_offset @mesh [axes] of N`: this
+  /// rank's chunk of N, or where it starts.
   llvm::DenseMap<Operation *, int64_t> localSizeSlots;
-  FailureOr<int64_t> localSizeSlot(Operation *op) {
+  template <typename OpTy>
+  FailureOr<int64_t> localSlot(OpTy op, plan::SizeSource::Kind kind) {
     if (auto it = localSizeSlots.find(op); it != localSizeSlots.end())
       return it->second;
-    auto global = op->getAttrOfType<IntegerAttr>("global_size");
-    auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-    auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-    auto mesh = meshRef
-                    ? SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef)
-                    : MeshOp();
-    if (!global || !axes || !mesh)
-      return fail(op, "is malformed (needs mesh, mesh_axes, global_size)");
-    if (meshName && *meshName != meshRef.getValue())
+    auto mesh =
+        SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+    if (!mesh)
+      return fail(op, "names an unknown mesh");
+    if (meshName && *meshName != op.getMesh())
       return fail(op, "uses a second mesh; a schedule runs on one mesh");
-    meshName = meshRef.getValue();
+    meshName = op.getMesh();
     plan::SizeSource source;
-    source.kind = plan::SizeSource::Kind::LocalChunk;
-    source.globalSize = global.getInt();
-    for (Attribute axis : axes) {
-      std::optional<int64_t> index =
-          mesh.getAxisIndex(cast<StringAttr>(axis).getValue());
-      if (!index)
-        return fail(op, "names an unknown mesh axis");
-      source.axes.push_back(*index);
-    }
+    source.kind = kind;
+    source.globalSize = op.getGlobalSize();
+    SmallVector<int64_t> axes = op.getMeshAxisIndices(mesh);
+    source.axes.assign(axes.begin(), axes.end());
     int64_t slot = static_cast<int64_t>(schedule.sizes.size());
     schedule.sizes.push_back(source);
     localSizeSlots[op] = slot;
@@ -220,7 +213,7 @@ struct ScheduleBuilder {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !type.getLayout().isIdentity())
       return fail(user, "needs identity-layout memref buffers");
-    std::optional<plan::ElemType> elem = elemTypeOf(type.getElementType());
+    std::optional<DType> elem = elemTypeOf(type.getElementType());
     if (!elem)
       return fail(user, "has a buffer of unsupported element type");
     plan::BufferRef r;
@@ -262,6 +255,14 @@ struct ScheduleBuilder {
 
   LogicalResult operands(Operation *op, plan::Step &step) {
     for (Value v : op->getOperands()) {
+      // A kernel's index scalars (after its buffers).
+      if (v.getType().isIndex()) {
+        FailureOr<int64_t> slot = sizeSlot(op, v);
+        if (failed(slot))
+          return failure();
+        step.scalars.push_back(*slot);
+        continue;
+      }
       FailureOr<plan::BufferRef> r = ref(op, v);
       if (failed(r))
         return failure();
@@ -306,10 +307,9 @@ struct ScheduleBuilder {
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
-      if (isa<PlanBufferOp, PlanChunkSizeOp, memref::DimOp,
-              memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
-              arith::ConstantOp>(op) ||
-          isLocalSize(&op))
+      if (isa<PlanBufferOp, PlanChunkSizeOp, LocalSizeOp, LocalOffsetOp,
+              memref::DimOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+              memref::CastOp, arith::ConstantOp>(op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {

@@ -12,7 +12,6 @@
 #include <cstring>
 
 using namespace spmd;
-using plan::ElemType;
 using plan::Schedule;
 
 void spmd::runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
@@ -39,7 +38,7 @@ MpiRun::~MpiRun() = default;
 static std::string
 gatherAll(Communicator &comm, const Schedule &schedule,
           std::vector<std::vector<std::vector<char>>> &outputs,
-          std::vector<std::vector<plan::Shape>> &outShapes) {
+          std::vector<std::vector<Shape>> &outShapes) {
   const Mesh &mesh = comm.mesh();
   int64_t numRanks = mesh.numDevices();
   int64_t me = comm.device();
@@ -47,8 +46,8 @@ gatherAll(Communicator &comm, const Schedule &schedule,
   for (int64_t a = 0; a < mesh.rank(); ++a)
     all.push_back(a);
   for (size_t i = 0; i < schedule.results.size(); ++i) {
-    ElemType type = schedule.results[i].type;
-    const plan::Shape &mine = outShapes[me][i];
+    DType type = schedule.results[i].type;
+    const Shape &mine = outShapes[me][i];
     // Shapes: one row per rank (rank 0 results send one unused dim).
     int64_t width = std::max<int64_t>(1, mine.size());
     std::vector<int64_t> row(width, 0);
@@ -63,20 +62,21 @@ gatherAll(Communicator &comm, const Schedule &schedule,
     int64_t total = 0;
     for (int64_t d = 0; d < numRanks; ++d) {
       outShapes[d].resize(schedule.results.size());
-      outShapes[d][i] = plan::Shape(rows.begin() + d * width,
-                                    rows.begin() + d * width + mine.size());
-      counts[d] = plan::numElements(outShapes[d][i]);
+      outShapes[d][i] = Shape(rows.begin() + d * width,
+                              rows.begin() + d * width + mine.size());
+      counts[d] = numElements(outShapes[d][i]);
       total += counts[d];
     }
-    std::optional<DType> dtype = toDType(type);
-    DType wire = dtype ? *dtype : DType::F64;
+    // The communicators move i8 results (i1/i8 buffers) widened.
+    bool direct = type != DType::I8;
+    DType wire = direct ? type : DType::F64;
     std::vector<char> send(counts[me] * dtypeSize(wire));
-    if (dtype)
+    if (direct)
       std::memcpy(send.data(), outputs[me][i].data(), send.size());
     else
       for (int64_t k = 0; k < counts[me]; ++k)
         storeFromDouble(send.data(), wire, k,
-                        loadElement(outputs[me][i].data(), type, k));
+                        loadAsDouble(outputs[me][i].data(), type, k));
     std::vector<char> recv(total * dtypeSize(wire));
     r = comm.allGather(InBlock{send.data(), wire, {counts[me]}},
                        OutBlock{recv.data(), recv.size()}, all, 0);
@@ -86,14 +86,14 @@ gatherAll(Communicator &comm, const Schedule &schedule,
     for (int64_t d = 0; d < numRanks; ++d) {
       outputs[d].resize(schedule.results.size());
       std::vector<char> &out = outputs[d][i];
-      out.assign(counts[d] * elemSize(type), 0);
-      if (dtype)
+      out.assign(counts[d] * dtypeSize(type), 0);
+      if (direct)
         std::memcpy(out.data(), recv.data() + offset * dtypeSize(wire),
                     out.size());
       else
         for (int64_t k = 0; k < counts[d]; ++k)
-          storeElement(out.data(), type, k,
-                       loadAsDouble(recv.data(), wire, offset + k));
+          storeFromDouble(out.data(), type, k,
+                          loadAsDouble(recv.data(), wire, offset + k));
       offset += counts[d];
     }
   }
@@ -113,7 +113,7 @@ public:
   std::string
   gatherResults(const Schedule &schedule,
                 std::vector<std::vector<std::vector<char>>> &outputs,
-                std::vector<std::vector<plan::Shape>> &outShapes) override {
+                std::vector<std::vector<Shape>> &outShapes) override {
     return gatherAll(*comm, schedule, outputs, outShapes);
   }
 

@@ -54,7 +54,7 @@ public:
   virtual std::string
   gatherResults(const plan::Schedule &schedule,
                 std::vector<std::vector<std::vector<char>>> &outputs,
-                std::vector<std::vector<plan::Shape>> &outShapes) = 0;
+                std::vector<std::vector<Shape>> &outShapes) = 0;
 };
 
 } // namespace spmd

@@ -22,7 +22,7 @@
 
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
-#include "runtime/PlanNpy.h"
+#include "runtime/Npy.h"
 #include "tools/spmd-run/Ranks.h"
 #include "tools/spmd-run/CudaBackend.h"
 
@@ -71,6 +71,15 @@ static llvm::cl::opt<std::string>
     outputDir("output-dir", llvm::cl::desc("write result<i>.npy here"));
 static llvm::cl::opt<bool>
     check("check", llvm::cl::desc("compare with the unpartitioned program"));
+static llvm::cl::opt<double> atolOpt(
+    "atol",
+    llvm::cl::desc("--check: absolute tolerance (default by dtype: f32 "
+                   "1e-4, f16 1e-2, bf16 5e-2, f64 1e-9, integers exact)"),
+    llvm::cl::init(-1));
+static llvm::cl::opt<double>
+    rtolOpt("rtol",
+            llvm::cl::desc("--check: relative tolerance (default as --atol)"),
+            llvm::cl::init(-1));
 static llvm::cl::opt<std::string> referenceFile(
     "reference",
     llvm::cl::desc("unpartitioned program for --check (default: PROGRAM)"));
@@ -160,30 +169,38 @@ Shape globalShapeOf(const Mesh &mesh, const TensorInfo &info) {
 
 NpyArray generate(const TensorInfo &info, const Shape &shape, uint64_t s) {
   NpyArray array;
-  array.type = info.type == ElemType::BF16 ? ElemType::F32 : info.type;
+  array.dtype = info.type == DType::BF16 ? DType::F32 : info.type;
   array.shape = shape;
-  array.data.assign(numElements(shape) * elemSize(array.type), 0);
+  array.data.assign(numElements(shape) * dtypeSize(array.dtype), 0);
   std::mt19937_64 rng(s);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> integer(0, 9);
   for (int64_t i = 0; i < numElements(shape); ++i)
-    storeElement(array.data.data(), array.type, i,
-                 isFloatType(array.type) ? real(rng) : integer(rng));
+    storeFromDouble(array.data.data(), array.dtype, i,
+                    isFloat(array.dtype) ? real(rng) : integer(rng));
   return array;
 }
 
 /// Converts an array to `type` (inputs may come as f32 for f16/bf16 args).
-std::vector<char> convert(const NpyArray &array, ElemType type) {
+std::vector<char> convert(const NpyArray &array, DType type) {
   int64_t n = numElements(array.shape);
-  std::vector<char> out(n * elemSize(type));
-  if (array.type == type) {
+  std::vector<char> out(n * dtypeSize(type));
+  if (array.dtype == type) {
     std::memcpy(out.data(), array.data.data(), out.size());
     return out;
   }
   for (int64_t i = 0; i < n; ++i)
-    storeElement(out.data(), type, i,
-                 loadElement(array.data.data(), array.type, i));
+    storeFromDouble(out.data(), type, i,
+                    loadAsDouble(array.data.data(), array.dtype, i));
   return out;
+}
+
+/// Writes a result; bf16 (which NumPy lacks) widened to f32.
+Status writeResult(const std::string &path, const NpyArray &array) {
+  if (array.dtype != DType::BF16)
+    return writeNpy(path, array.dtype, array.shape, array.data.data());
+  std::vector<char> wide = convert(array, DType::F32);
+  return writeNpy(path, DType::F32, array.shape, wide.data());
 }
 
 /// Whether `device` is the one representative among ranks holding the same
@@ -200,15 +217,20 @@ bool isRepresentative(const Mesh &mesh, const std::optional<Layout> &layout,
 struct Tolerance {
   double atol, rtol;
 };
-Tolerance toleranceFor(ElemType type) {
+std::string formatTolerance(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", t);
+  return buf;
+}
+Tolerance toleranceFor(DType type) {
   switch (type) {
-  case ElemType::F64:
+  case DType::F64:
     return {1e-9, 1e-9};
-  case ElemType::F32:
+  case DType::F32:
     return {1e-4, 1e-4};
-  case ElemType::F16:
+  case DType::F16:
     return {1e-2, 1e-2};
-  case ElemType::BF16:
+  case DType::BF16:
     return {5e-2, 5e-2};
   default:
     return {0, 0};
@@ -218,8 +240,19 @@ Tolerance toleranceFor(ElemType type) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --help lists spmd-run's options, not the hundreds libLLVM registers.
+  static llvm::cl::OptionCategory runCategory("spmd-run options");
+  for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
+           &inputFile, &entryName, &ranksOpt, &inputDir, &seed, &outputDir,
+           &check, &atolOpt, &rtolOpt, &referenceFile, &partitionMode, &steps,
+           &printPlan, &commKind, &verifyCollectives, &timeoutSeconds})
+    opt->addCategory(runCategory);
+  llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
-      argc, argv, "spmd-run: run a plan on simulated ranks\n");
+      argc, argv,
+      "spmd-run: run a global program or a plan on simulated ranks "
+      "(threads) or MPI processes, optionally checked against the "
+      "unpartitioned program\n");
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -283,15 +316,15 @@ int main(int argc, char **argv) {
       continue;
     }
     std::string path = inputDir + "/arg" + std::to_string(i) + ".npy";
-    if (std::string err = readNpy(path, globals[i]); !err.empty())
-      die(err);
-    bool typeOk = globals[i].type == arg.type ||
-                  (globals[i].type == ElemType::F32 &&
-                   (arg.type == ElemType::BF16 || arg.type == ElemType::F16));
+    if (Status s = readNpy(path, globals[i]); !s.ok())
+      die(s.message());
+    bool typeOk = globals[i].dtype == arg.type ||
+                  (globals[i].dtype == DType::F32 &&
+                   (arg.type == DType::BF16 || arg.type == DType::F16));
     if (!typeOk)
-      die(path + ": dtype " + elemTypeName(globals[i].type) + " but argument " +
+      die(path + ": dtype " + dtypeName(globals[i].dtype) + " but argument " +
           std::to_string(i) + " of " + schedule.name + " is " +
-          elemTypeName(arg.type));
+          dtypeName(arg.type));
     for (int64_t d = 0; d < numRanks; ++d) {
       Layout layout =
           arg.layout ? *arg.layout : Layout::replicated(mesh.rank());
@@ -322,7 +355,7 @@ int main(int argc, char **argv) {
       std::vector<char> global = convert(globals[i], arg.type);
       Shape shape = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
       localShapes[d].push_back(shape);
-      std::vector<char> block(numElements(shape) * elemSize(arg.type), 0);
+      std::vector<char> block(numElements(shape) * dtypeSize(arg.type), 0);
       std::vector<int64_t> coords = mesh.coords(d);
       // A partial input: for sum, group index 0 holds the value and the
       // others zero; for avg/max/min every member holds it.
@@ -338,7 +371,7 @@ int main(int argc, char **argv) {
         for (const Range &r : ranges)
           offset.push_back(r.offset);
         copyBox(global.data(), globals[i].shape, offset, block.data(), shape,
-                Shape(offset.size(), 0), shape, elemSize(arg.type));
+                Shape(offset.size(), 0), shape, dtypeSize(arg.type));
       }
       local[d].push_back(std::move(block));
     }
@@ -388,8 +421,9 @@ int main(int argc, char **argv) {
       const auto *data = static_cast<const char *>(executor.result(i, args));
       Shape shape = executor.resultShape(i);
       outShapes[d].push_back(shape);
-      outputs[d].emplace_back(
-          data, data + numElements(shape) * elemSize(schedule.results[i].type));
+      outputs[d].emplace_back(data,
+                              data + numElements(shape) *
+                                         dtypeSize(schedule.results[i].type));
     }
   };
   if (commKind == "mpi") {
@@ -454,9 +488,9 @@ int main(int argc, char **argv) {
       }
     }
     NpyArray &out = results[i];
-    out.type = res.type;
+    out.dtype = res.type;
     out.shape = global;
-    out.data.assign(numElements(global) * elemSize(res.type), 0);
+    out.data.assign(numElements(global) * dtypeSize(res.type), 0);
     std::vector<ReduceKind> partialKinds;
     for (const Placement &p : layout.placements)
       if (p.isPartial())
@@ -486,19 +520,19 @@ int main(int argc, char **argv) {
             shapeStr(extent));
       if (partialKinds.empty() || seenBoxes.insert(offset).second) {
         copyBox(outputs[d][i].data(), extent, Shape(offset.size(), 0),
-                out.data.data(), global, offset, extent, elemSize(res.type));
+                out.data.data(), global, offset, extent, dtypeSize(res.type));
         continue;
       }
       // Partial: reduce this rank's term into the box.
       std::vector<char> box(outputs[d][i].size());
       copyBox(out.data.data(), global, offset, box.data(), extent,
-              Shape(offset.size(), 0), extent, elemSize(res.type));
+              Shape(offset.size(), 0), extent, dtypeSize(res.type));
       reduceInto(box.data(), outputs[d][i].data(), numElements(extent),
                  res.type,
                  partialKinds[0] == ReduceKind::Avg ? ReduceKind::Sum
                                                     : partialKinds[0]);
       copyBox(box.data(), extent, Shape(offset.size(), 0), out.data.data(),
-              global, offset, extent, elemSize(res.type));
+              global, offset, extent, dtypeSize(res.type));
     }
     if (!partialKinds.empty() && partialKinds[0] == ReduceKind::Avg)
       scaleBy(out.data.data(), numElements(global), res.type,
@@ -512,10 +546,10 @@ int main(int argc, char **argv) {
   }
   if (!outputDir.empty())
     for (size_t i = 0; i < results.size(); ++i)
-      if (std::string err = writeNpy(
+      if (Status s = writeResult(
               outputDir + "/result" + std::to_string(i) + ".npy", results[i]);
-          !err.empty())
-        die(err);
+          !s.ok())
+        die(s.message());
 
   if (!check) {
     llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
@@ -574,8 +608,12 @@ int main(int argc, char **argv) {
           shapeStr(results[i].shape) + " but the reference returns " +
           shapeStr(ref.results[i].localShape));
     const void *expected = refExec.result(i, refPtrs);
-    ElemType refType = ref.results[i].type;
+    DType refType = ref.results[i].type;
     Tolerance tol = toleranceFor(res.type);
+    if (atolOpt >= 0)
+      tol.atol = atolOpt;
+    if (rtolOpt >= 0)
+      tol.rtol = rtolOpt;
     Layout layout = res.layout ? *res.layout : Layout::replicated(mesh.rank());
     double maxAbs = 0, maxRel = 0;
     std::string firstBad;
@@ -591,13 +629,13 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < ranges.size(); ++k)
           offset[k] = ranges[k].offset;
       }
-      std::vector<char> want(numElements(shape) * elemSize(refType));
+      std::vector<char> want(numElements(shape) * dtypeSize(refType));
       copyBox(expected, results[i].shape, offset, want.data(), shape,
-              Shape(shape.size(), 0), shape, elemSize(refType));
+              Shape(shape.size(), 0), shape, dtypeSize(refType));
       const char *got = partial ? results[i].data.data() : outputs[d][i].data();
       for (int64_t k = 0; k < numElements(shape); ++k) {
-        double a = loadElement(got, res.type, k);
-        double b = loadElement(want.data(), refType, k);
+        double a = loadAsDouble(got, res.type, k);
+        double b = loadAsDouble(want.data(), refType, k);
         double abs = std::fabs(a - b);
         double rel = abs / std::max(std::fabs(b), 1e-30);
         bool bad = !(abs <= tol.atol + tol.rtol * std::fabs(b));
@@ -609,7 +647,9 @@ int main(int argc, char **argv) {
                      (partial ? std::string("the assembled partial value")
                               : "rank " + std::to_string(d)) +
                      " at local element " + std::to_string(k) + ": got " +
-                     std::to_string(a) + ", expected " + std::to_string(b);
+                     std::to_string(a) + ", expected " + std::to_string(b) +
+                     " (atol " + formatTolerance(tol.atol) + ", rtol " +
+                     formatTolerance(tol.rtol) + ")";
       }
     }
     llvm::outs() << "result" << i << ": max abs err " << maxAbs

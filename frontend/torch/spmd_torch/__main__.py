@@ -104,8 +104,21 @@ def build_parser():
     e.add_argument("--check-tolerance", type=float, default=1e-4,
                    help="largest allowed |mlir - torch| / (1 + |torch|)")
     e.add_argument("--save-outputs",
-                   help="directory to write PyTorch's results of the traced "
-                        "function on those inputs as res<i>.npy")
+                   help="directory to write PyTorch's results on those inputs "
+                        "as res<i>.npy, in the program's result order: in train "
+                        "mode eager PyTorch's own training (the model and a "
+                        "torch.optim optimizer) after --steps steps, else the "
+                        "traced function's outputs")
+    e.add_argument("--steps", default="1",
+                   help="training steps PyTorch runs on the same batch for "
+                        "--save-outputs (the loss saved is the last step's), "
+                        "to compare with spmd-run --steps K on a program "
+                        "exported with --feedback-order; a list such as 1,3 "
+                        "writes the results after each into DIR/step<k>/")
+    e.add_argument("--feedback-order", action="store_true",
+                   help="order the results like the arguments they update "
+                        "(result i is the new argument i, what spmd-run "
+                        "--steps feeds back), then the loss, then gradients")
     return p
 
 
@@ -178,7 +191,8 @@ def export(args):
                                  dp_axis=args.dp_axis, tp_axis=args.tp_axis,
                                  return_grads=args.return_grads,
                                  constrain_grads=args.constrain_grads,
-                                 gather_form=args.embedding)
+                                 gather_form=args.embedding,
+                                 feedback_order=args.feedback_order)
     with open(args.output, "w") as f:
         f.write(prog.text)
     if args.metadata:
@@ -186,15 +200,73 @@ def export(args):
             f.write(prog.metadata_json())
     if args.save_inputs:
         _save(args.save_inputs, "arg", prog.inputs)
+    try:
+        steps = sorted({int(k) for k in args.steps.split(",")})
+    except ValueError:
+        raise SystemExit(f"spmd_torch: bad --steps '{args.steps}'")
+    if steps[0] < 1:
+        raise SystemExit("spmd_torch: --steps must be at least 1")
+    if steps != [1] and (args.mode != "train" or not args.save_outputs):
+        raise SystemExit("spmd_torch: --steps is for --save-outputs in train mode")
     outs = None
     if args.save_outputs or args.check:
         with torch.no_grad():
             outs = prog.graph(*[t.detach() for t in prog.inputs])
     if args.save_outputs:
-        _save(args.save_outputs, "res", outs)
+        if args.mode != "train":
+            _save(args.save_outputs, "res", outs)
+        else:
+            topt = getattr(torch.optim, {"sgd": "SGD", "adam": "Adam",
+                                         "adamw": "AdamW"}[args.optimizer])
+            snaps = _torch_training(prog, model, batch, loss_fn,
+                                    lambda ps: topt(ps, **kw), steps)
+            for k, saved in snaps.items():
+                folder = args.save_outputs if len(steps) == 1 else \
+                    os.path.join(args.save_outputs, f"step{k}")
+                _save(folder, "res", saved)
     if args.check:
         return _check(prog, outs, args.check_tolerance)
     return 0
+
+
+def _torch_training(prog, model, batch, loss_fn, make_opt, steps):
+    """PyTorch's own single-device training on a copy of the model (same batch
+    every step): {k: the program's results after k steps} for k in `steps`,
+    i.e. step k's loss, the parameters, the optimizer state, the step counter
+    and step k's gradients."""
+    import copy
+    ref = copy.deepcopy(model)
+    opt = make_opt(ref.parameters())
+    params = dict(ref.named_parameters())
+    snaps = {}
+    for k in range(1, steps[-1] + 1):
+        opt.zero_grad()
+        if loss_fn is None:
+            loss = ref(*batch)
+        else:
+            loss = loss_fn(ref(*batch[:-1]), batch[-1])
+        loss.backward()
+        opt.step()
+        if k not in steps:
+            continue
+        out = []
+        for r in prog.results:
+            if r.kind == "loss":
+                t = loss
+            elif r.kind == "param":
+                t = params[r.name]
+            elif r.kind == "grad":
+                t = params[r.name[:-len(".grad")]].grad
+            elif r.kind == "state":
+                pname, sname = r.name.rsplit(".", 1)
+                t = opt.state[params[pname]][sname]
+            elif r.kind == "step":
+                t = torch.tensor(float(k), dtype=torch.float32)
+            else:
+                raise ValueError(f"no PyTorch value for result '{r.name}' ({r.kind})")
+            out.append(t.detach().clone().to(_dtype(r.dtype)).reshape(r.shape))
+        snaps[k] = out
+    return snaps
 
 
 def _check(prog, want, tol):

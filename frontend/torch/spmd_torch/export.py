@@ -257,7 +257,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       dp_axis="dp", tp_axis="tp", return_grads=False,
                       constrain_grads=False, func_name="train_step",
                       optimizer_state=None, tracing_mode=None,
-                      gather_form="onehot"):
+                      gather_form="onehot", feedback_order=False):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -272,7 +272,10 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     ("real" by default, "fake" when float16 tensors need kernels the CPU
     lacks). gather_form: embedding lookups as a one-hot reduction over the
     vocabulary ("onehot", partitionable by indexing maps alone) or as
-    tensor.extract from the table ("extract").
+    tensor.extract from the table ("extract"). feedback_order: results in
+    the order of the arguments they update (result i is the new argument i,
+    what `spmd-run --steps` feeds back), then the loss, then the gradients;
+    the default is loss, parameters, state, step, gradients.
     """
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -281,6 +284,10 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     resolved = resolve_plan(model, plan)
     if resolved and (mesh is None or not mesh.has_axis(tp_axis)):
         raise ValueError(f"a parallel plan needs a mesh with axis '{tp_axis}'")
+    if feedback_order and any(True for _ in model.buffers()):
+        # Buffers sit between the parameters and the state in the arguments
+        # and are not results, so result i could not update argument i.
+        raise ValueError("feedback order needs a model without buffers")
 
     torch_opt = optimizer if isinstance(optimizer, torch.optim.Optimizer) else None
     fopt = foptim.from_torch(optimizer) if optimizer is not None else foptim.SGD(lr=0.01)
@@ -327,7 +334,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             res.append(step + 1)
         if return_grads:
             res.extend(g.detach() for g in grads)
-        return res
+        return _permute(res, order)
 
     flat = [p.detach().clone().requires_grad_(True) for _, p in named_params]
     flat += [b.detach().clone() for _, b in named_buffers]
@@ -336,6 +343,13 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     if uses_step:
         flat.append(torch.tensor(float(step0), dtype=torch.float32))
     flat += [t.detach().clone() for t in batch]
+
+    # Result order: canonical index of each result position.
+    n_upd = nP + nP * nS + (1 if uses_step else 0)
+    n_res = 1 + n_upd + (nP if return_grads else 0)
+    order = list(range(n_res))
+    if feedback_order:
+        order = list(range(1, 1 + n_upd)) + [0] + list(range(1 + n_upd, n_res))
 
     registry = []
     handles = _install_marks(resolved, registry)
@@ -398,6 +412,11 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                                       args[i].dtype, args[i].layout))
             res_layouts.append(arg_layouts[i])
 
+    results, res_layouts = _permute(results, order), _permute(res_layouts, order)
+    where = {c: j for j, c in enumerate(order)}
+    for a in args:
+        if a.updated_by is not None:
+            a.updated_by = where[a.updated_by]
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         constrain_grads, gather_form,
                         _fsdp_gathers(lay, named_params, tp_of))
@@ -406,6 +425,10 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
               f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
     return ExportedProgram(_module_text(text, header), func_name, "train", mesh,
                            args, results, flat, gm, _module_text(plain, header))
+
+
+def _permute(values, order):
+    return [values[c] for c in order]
 
 
 def _check_result_types(gm, results):

@@ -62,8 +62,26 @@ func.func @f(%x: memref<4xf32>) {
 
 // -----
 
-// expected-error @+1 {{kernel takes a non-memref argument of type 'f32'}}
+// expected-error @+1 {{kernel takes an argument of type 'f32' (memrefs, then index scalars)}}
 func.func @k(%x: f32) attributes {spmd.plan_kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel takes a memref after an index scalar (memrefs, then index scalars)}}
+func.func @k(%i: index, %x: memref<4xf32>) attributes {spmd.plan_kernel} {
+  return
+}
+
+// -----
+
+func.func @k(%x: memref<4xf32>, %i: index) attributes {spmd.plan_kernel} {
+  return
+}
+func.func @f(%x: memref<4xf32>, %i: index) {
+  // expected-error @+1 {{'spmd.plan_kernel' op takes its buffers before its index scalars}}
+  "spmd.plan_kernel"(%i, %x) {callee = @k} : (index, memref<4xf32>) -> ()
   return
 }
 
