@@ -19,3 +19,16 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.spmd_tools_dir, append_path=True)
 config.substitutions.append(("%spmd_src", config.spmd_src_root))
 config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%spmd_obj", config.spmd_obj_root))
+# Tests of the generated CUDA need NVRTC (a build with the CUDA toolkit);
+# the --backend cuda error tests also need the fake driver of test/unit.
+if os.path.exists(os.path.join(config.spmd_obj_root, "runtime", "cuda",
+                               "libSPMDCudaNvrtc.a")):
+    config.available_features.add("nvrtc")
+if os.path.exists(os.path.join(config.spmd_obj_root, "test", "unit",
+                               "libspmd-fake-libcuda.so")):
+    config.available_features.add("fake-libcuda")
+# A machine with an NVIDIA GPU and its driver: the GPU runs of the generated
+# kernels (the device nodes exist only where the driver is loaded).
+if os.path.exists("/dev/nvidiactl") and os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-gpu")

@@ -24,6 +24,7 @@
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
 #include "tools/spmd-run/Ranks.h"
+#include "tools/spmd-run/CudaBackend.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -111,6 +112,10 @@ static llvm::cl::opt<int64_t> failStep("test-fail-step", llvm::cl::Hidden,
 static llvm::cl::opt<int64_t> mismatchRank(
     "test-mismatch-rank", llvm::cl::Hidden, llvm::cl::init(-1),
     llvm::cl::desc("this rank's collectives carry a different fingerprint"));
+static llvm::cl::opt<std::string> backendKind(
+    "backend", llvm::cl::init("cpu"),
+    llvm::cl::desc("cpu (JIT-compiled kernels) or cuda (the kernels printed "
+                   "as CUDA, NVRTC-compiled, on GPU 0)"));
 
 namespace {
 [[noreturn]] void die(const std::string &message) {
@@ -284,6 +289,18 @@ int main(int argc, char **argv) {
         std::to_string(numRanks) + " devices");
   if (printPlan)
     llvm::outs() << schedule.str();
+  if (backendKind == "cuda") {
+    std::string summary;
+    if (std::string err = prepareCuda(*program.module, schedule, summary);
+        !err.empty())
+      die("--backend cuda: " + err);
+    // Kernels, buffers and GEMMs are ready on the device; the step executor
+    // for the GPU (DeviceArena, GemmRunner, StreamPair, NCCL) is not written.
+    die("--backend cuda: " + summary +
+        "; executing plans on the GPU is not implemented yet");
+  }
+  if (backendKind != "cpu")
+    die("--backend must be cpu or cuda, not '" + backendKind + "'");
 
   // Global inputs.
   std::vector<NpyArray> globals(schedule.args.size());
