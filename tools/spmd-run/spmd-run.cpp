@@ -23,8 +23,8 @@
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
-#include "tools/spmd-run/Ranks.h"
 #include "tools/spmd-run/CudaBackend.h"
+#include "tools/spmd-run/Ranks.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -377,6 +377,52 @@ int main(int argc, char **argv) {
     }
   }
 
+  // --steps: result i feeds argument i for the longest prefix of pairs with
+  // the same element type, global shape and layout (a training step exported
+  // with its updated state first); the first pair that differs ends the
+  // feeding, and says so, rather than feeding a mismatched tensor.
+  size_t fed = 0;
+  size_t pairs = std::min(schedule.results.size(), schedule.args.size());
+  auto describe = [&](const TensorInfo &t) {
+    return std::string(dtypeName(t.type)) + shapeStr(globalShapeOf(mesh, t)) +
+           " " +
+           (t.layout ? t.layout->str() : Layout::replicated(mesh.rank()).str());
+  };
+  for (; fed < pairs; ++fed) {
+    const TensorInfo &r = schedule.results[fed], &a = schedule.args[fed];
+    Layout rl = r.layout ? *r.layout : Layout::replicated(mesh.rank());
+    Layout al = a.layout ? *a.layout : Layout::replicated(mesh.rank());
+    // Global shapes where the plan knows them (spmd.global_type); a
+    // hand-written local program's dynamic dims are compared per rank
+    // when fed.
+    // (Dynamic dims: any negative value.)
+    bool sameLocal =
+        r.localShape.size() == a.localShape.size() &&
+        llvm::all_of(llvm::seq<size_t>(0, r.localShape.size()), [&](size_t k) {
+          return r.localShape[k] == a.localShape[k] ||
+                 (r.localShape[k] < 0 && a.localShape[k] < 0);
+        });
+    if (r.type != a.type || rl != al || !sameLocal ||
+        (r.globalShape && a.globalShape && *r.globalShape != *a.globalShape))
+      break;
+  }
+  // (Under mpirun, only the first process says it.)
+  const char *mpiRank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (steps > 1 &&
+      (commKind != "mpi" || !mpiRank || std::string(mpiRank) == "0")) {
+    if (fed == 0)
+      llvm::errs() << "spmd-run: --steps: no result feeds an argument";
+    else
+      llvm::errs() << "spmd-run: --steps: results 0.." << fed - 1
+                   << " feed arguments 0.." << fed - 1;
+    if (fed < pairs)
+      llvm::errs() << "; result " << fed << " ("
+                   << describe(schedule.results[fed])
+                   << ") does not match argument " << fed << " ("
+                   << describe(schedule.args[fed]) << ")";
+    llvm::errs() << "\n";
+  }
+
   // Run the ranks: all as threads of this process (inproc), or this
   // process's rank of an mpirun job (mpi).
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
@@ -401,11 +447,18 @@ int main(int argc, char **argv) {
       }
       if (s + 1 < steps) {
         // Result i becomes argument i of the next step.
-        for (size_t i = 0;
-             i < schedule.results.size() && i < schedule.args.size(); ++i)
-          if (schedule.results[i].type == schedule.args[i].type &&
-              executor.resultShape(i) == localShapes[d][i])
-            std::memmove(args[i], executor.result(i, args), local[d][i].size());
+        for (size_t i = 0; i < fed; ++i) {
+          if (executor.resultShape(i) != localShapes[d][i]) {
+            errors[d] = "rank " + std::to_string(d) + ": result " +
+                        std::to_string(i) + " has local shape " +
+                        shapeStr(executor.resultShape(i)) + ", argument " +
+                        std::to_string(i) + " " + shapeStr(localShapes[d][i]) +
+                        ": cannot feed it back";
+            abort(errors[d]);
+            return;
+          }
+          std::memmove(args[i], executor.result(i, args), local[d][i].size());
+        }
         // Progress: about ten lines however many steps.
         if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
           llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
@@ -593,11 +646,8 @@ int main(int argc, char **argv) {
     if (std::string err = refExec.run(refPtrs); !err.empty())
       die(refPath + ": reference run: " + err);
     if (s + 1 < steps)
-      for (size_t i = 0; i < ref.results.size() && i < ref.args.size(); ++i)
-        if (ref.results[i].type == ref.args[i].type &&
-            ref.results[i].localShape == ref.args[i].localShape)
-          std::memmove(refPtrs[i], refExec.result(i, refPtrs),
-                       refArgs[i].size());
+      for (size_t i = 0; i < fed && i < ref.results.size(); ++i)
+        std::memmove(refPtrs[i], refExec.result(i, refPtrs), refArgs[i].size());
   }
 
   bool ok = true;
