@@ -348,4 +348,3 @@ TEST(PlanRuntime, AbortFailsTheOtherRanks) {
   EXPECT_EQ(errors[0], "allReduce #0 on mesh axes [x] (ranks 0, 1): aborted: "
                        "rank 1 aborted: injected fault");
 }
-

@@ -636,7 +636,7 @@ int main(int argc, char **argv) {
                 !llvm::StringRef(p.cType).starts_with("const ") &&
                 emu[p.arg].count() > 0) {
               spmd::storeFromDouble(emu[p.arg].data(), emu[p.arg].dtype, 0,
-                                       element(emu[p.arg], 0) + 1.0);
+                                    element(emu[p.arg], 0) + 1.0);
               break;
             }
         }
