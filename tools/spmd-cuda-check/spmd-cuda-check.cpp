@@ -118,25 +118,6 @@ struct Buffer {
   }
 };
 
-std::optional<spmd::DType> dtypeOf(Type t) {
-  using E = spmd::DType;
-  if (t.isF32())
-    return E::F32;
-  if (t.isF64())
-    return E::F64;
-  if (t.isF16())
-    return E::F16;
-  if (t.isBF16())
-    return E::BF16;
-  if (t.isInteger(32))
-    return E::I32;
-  if (t.isInteger(64) || t.isIndex())
-    return E::I64;
-  if (t.isInteger(8) || t.isInteger(1))
-    return E::I8;
-  return std::nullopt;
-}
-
 /// Element i as a double (integers exactly up to 2^53).
 double element(const Buffer &b, int64_t i) {
   return spmd::loadAsDouble(b.data(), b.dtype, i);
@@ -544,7 +525,7 @@ int main(int argc, char **argv) {
         Buffer b;
         if (auto m = dyn_cast<MemRefType>(t)) {
           b.elem = m.getElementType();
-          std::optional<spmd::DType> d = dtypeOf(b.elem);
+          std::optional<spmd::DType> d = spmd::dtypeOfElementType(b.elem);
           if (!d)
             return fail("kernel " + k.name + ": element type not supported");
           b.dtype = *d;

@@ -61,7 +61,7 @@ LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
   });
 }
 
-static std::optional<DType> elemTypeOf(Type type) {
+std::optional<DType> spmd::dtypeOfElementType(Type type) {
   if (type.isF32())
     return DType::F32;
   if (type.isF64())
@@ -213,7 +213,7 @@ struct ScheduleBuilder {
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !type.getLayout().isIdentity())
       return fail(user, "needs identity-layout memref buffers");
-    std::optional<DType> elem = elemTypeOf(type.getElementType());
+    std::optional<DType> elem = dtypeOfElementType(type.getElementType());
     if (!elem)
       return fail(user, "has a buffer of unsupported element type");
     plan::BufferRef r;

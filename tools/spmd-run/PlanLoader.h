@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <memory>
+#include <optional>
 
 namespace spmd {
 
@@ -28,6 +29,10 @@ namespace spmd {
 mlir::LogicalResult ensurePlan(mlir::ModuleOp module, llvm::StringRef file,
                                std::string &error,
                                llvm::StringRef partition = "auto");
+
+/// The runtime element type of a buffer element type: f32/f64/f16/bf16,
+/// i32, i64 (and index), i8 (and i1); none for others.
+std::optional<DType> dtypeOfElementType(mlir::Type type);
 
 /// Converts the schedule `entry` (empty: the only one) of a plan.
 mlir::LogicalResult loadSchedule(mlir::ModuleOp plan, llvm::StringRef entry,
