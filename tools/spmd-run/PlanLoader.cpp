@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -464,7 +465,19 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  // Optimize for this CPU: without a target machine LLVM's vectorizers see
+  // no vector registers and every kernel stays a scalar loop.
+  std::unique_ptr<llvm::TargetMachine> host;
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    if (auto machine = builder->createTargetMachine())
+      host = std::move(*machine);
+    else
+      llvm::consumeError(machine.takeError());
+  } else {
+    llvm::consumeError(builder.takeError());
+  }
+  options.transformer = makeOptimizingTransformer(3, 0, host.get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
     error = "JIT compilation of the kernels failed: " +
