@@ -8,17 +8,24 @@
 // gradient: one gradient in; parameter and two moments out) gathering the
 // inputs and computing the chain replicated moves fewer bytes.
 //
-// A region is a connected set of cheap, layout-agnostic ops (all-parallel
-// linalg ops, reshapes, elementwise arith/math on tensors) joined by values
-// that are sharded. Replicating it changes, per the alpha-beta model of
-// CostModel.h:
-//   * every sharded input now reshards to R (a constrain's input reshards
-//     directly: a slice of a replicated value is replaced by that value);
+// The same holds for partial values: LayerNorm's bias gradient sums a
+// partial activation gradient and is all-reduced on its own, although that
+// gradient is all-reduced anyway for the next op's backward; reading the
+// reduced one makes the bias gradient replicated for free.
+//
+// A region is a connected set of layout-agnostic ops (all-parallel linalg
+// ops, reductions where nothing is sharded, reshapes, elementwise arith/math
+// on tensors) joined by values that are sharded or partial. Replicating it
+// changes, per the alpha-beta model of CostModel.h:
+//   * every sharded or partial input now reshards to R (a constrain's input
+//     reshards directly: a slice of a replicated value is replaced by that
+//     value), free where another user has it reshard to R anyway;
 //   * every constrain consuming a result now starts from R (free);
 //   * the ops compute the whole tensor: their result bytes are charged at
-//     `computeBytesPerSecond` for the part the other ranks used to compute.
-// A region is replicated when that lowers the total. The program stays
-// layout-consistent: layouts still change only at spmd.constrain.
+//     `kComputeBytesPerSecond` for the part the other ranks used to compute.
+// A region, or else a downstream-closed part of it, is replicated when that
+// lowers the total. The program stays layout-consistent: layouts still
+// change only at spmd.constrain.
 //
 //===----------------------------------------------------------------------===//
 

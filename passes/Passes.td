@@ -269,9 +269,11 @@ def SPMDHoistGathers : Pass<"spmd-hoist-gathers", "mlir::func::FuncOp"> {
                 "results";
   let description = [{
     Runs on a layout-consistent program (after `spmd-propagate`). A region is
-    a connected set of all-parallel linalg ops, reshapes and elementwise
-    arith/math ops on tensors joined by sharded values (an optimizer update
-    on a sharded gradient, say). When, by the alpha-beta model of
+    a connected set of all-parallel linalg ops, reductions where nothing is
+    sharded, reshapes and elementwise arith/math ops on tensors joined by
+    sharded or partial values (an optimizer update on a sharded gradient, a
+    bias gradient summed from a partial gradient, say). A reshard another
+    user needs anyway costs nothing. When, by the alpha-beta model of
     passes/CostModel.h, resharding its sharded inputs to replicated (plus
     recomputing the region on every rank) costs less than the reshards its
     results go through (one all_gather per updated parameter and moment),
