@@ -151,44 +151,39 @@ struct ScheduleBuilder {
 
   /// spmd-partition's `spmd.local_size|local_offset @mesh [axes] of N`: this
   /// rank's chunk of N, or where it starts.
-  llvm::DenseMap<Operation *, int64_t> localSizeSlots;
   template <typename OpTy>
   FailureOr<int64_t> localSlot(OpTy op, plan::SizeSource::Kind kind) {
-    if (auto it = localSizeSlots.find(op); it != localSizeSlots.end())
-      return it->second;
     auto mesh =
         SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
     if (!mesh)
       return fail(op, "names an unknown mesh");
-    if (meshName && *meshName != op.getMesh())
-      return fail(op, "uses a second mesh; a schedule runs on one mesh");
-    meshName = op.getMesh();
-    plan::SizeSource source;
-    source.kind = kind;
-    source.globalSize = op.getGlobalSize();
-    SmallVector<int64_t> axes = op.getMeshAxisIndices(mesh);
-    source.axes.assign(axes.begin(), axes.end());
-    int64_t slot = static_cast<int64_t>(schedule.sizes.size());
-    schedule.sizes.push_back(source);
-    localSizeSlots[op] = slot;
-    return slot;
+    return meshSlot(op, op.getMesh(), kind, op.getGlobalSize(),
+                    op.getMeshAxisIndices(mesh));
   }
 
   FailureOr<int64_t> chunkSizeSlot(PlanChunkSizeOp op) {
-    if (auto it = localSizeSlots.find(op); it != localSizeSlots.end())
-      return it->second;
-    if (meshName && *meshName != op.getMesh())
+    return meshSlot(op, op.getMesh(), plan::SizeSource::Kind::GroupChunk,
+                    op.getSize(), op.getMeshAxisIndices());
+  }
+
+  /// The slot of a value computed from mesh coordinates; equal ones (each
+  /// partitioned op makes its own spmd.local_offset) share a slot.
+  FailureOr<int64_t> meshSlot(Operation *op, StringRef mesh,
+                              plan::SizeSource::Kind kind, int64_t globalSize,
+                              ArrayRef<int64_t> axes) {
+    if (meshName && *meshName != mesh)
       return fail(op, "uses a second mesh; a schedule runs on one mesh");
-    meshName = op.getMesh();
+    meshName = mesh;
+    for (auto [slot, source] : llvm::enumerate(schedule.sizes))
+      if (source.kind == kind && source.globalSize == globalSize &&
+          llvm::equal(source.axes, axes))
+        return static_cast<int64_t>(slot);
     plan::SizeSource source;
-    source.kind = plan::SizeSource::Kind::GroupChunk;
-    source.globalSize = op.getSize();
-    SmallVector<int64_t> axes = op.getMeshAxisIndices();
+    source.kind = kind;
+    source.globalSize = globalSize;
     source.axes.assign(axes.begin(), axes.end());
-    int64_t slot = static_cast<int64_t>(schedule.sizes.size());
     schedule.sizes.push_back(source);
-    localSizeSlots[op] = slot;
-    return slot;
+    return static_cast<int64_t>(schedule.sizes.size() - 1);
   }
 
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
