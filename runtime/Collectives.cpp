@@ -100,3 +100,24 @@ void plan::scaleBy(void *data, int64_t n, DType type, double divisor) {
   for (int64_t i = 0; i < n; ++i)
     storeFromDouble(data, type, i, loadAsDouble(data, type, i) / divisor);
 }
+
+std::string plan::runCollective(Collectives &comm, const Step &step,
+                                const void *in, const Shape &inShape, void *out,
+                                const Shape &outShape) {
+  DType type = step.operands[0].type;
+  switch (step.kind) {
+  case StepKind::AllGather:
+    return comm.allGather(in, inShape, out, outShape, type, step.axes,
+                          step.dim0);
+  case StepKind::AllReduce:
+    return comm.allReduce(in, inShape, out, type, step.axes, step.reduce);
+  case StepKind::ReduceScatter:
+    return comm.reduceScatter(in, inShape, out, outShape, type, step.axes,
+                              step.dim0, step.reduce);
+  case StepKind::AllToAll:
+    return comm.allToAll(in, inShape, out, outShape, type, step.axes, step.dim0,
+                         step.dim1);
+  default:
+    return std::string(stepKindName(step.kind)) + " is not a collective";
+  }
+}

@@ -50,6 +50,12 @@ public:
                                int64_t concat) = 0;
 };
 
+/// Runs collective `step` (AllGather, AllReduce, ReduceScatter, AllToAll:
+/// operand 0 in, operand 1 out) through `comm`.
+std::string runCollective(Collectives &comm, const Step &step, const void *in,
+                          const Shape &inShape, void *out,
+                          const Shape &outShape);
+
 /// Copies the box of size `extent` at `srcOffset` of a row-major `src` to
 /// `dstOffset` of a row-major `dst`.
 void copyBox(const void *src, const Shape &srcShape, const Shape &srcOffset,

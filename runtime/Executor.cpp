@@ -28,20 +28,8 @@ void *Executor::address(const BufferRef &ref,
   if (ref.where == BufferRef::Where::Arg)
     return args[ref.index];
   if (ref.where == BufferRef::Where::Heap)
-    return const_cast<char *>(dynamicArena.data()) + heapOffsets[ref.index];
+    return const_cast<char *>(dynamicArena.data()) + rank.heapOffset(ref.index);
   return static_cast<char *>(arena) + ref.index;
-}
-
-Shape Executor::resolve(const BufferRef &ref) const {
-  // An argument under its own (maybe dynamic) type, or a static view of it.
-  if (ref.where == BufferRef::Where::Arg && !ref.isStatic())
-    return argShapes[ref.index];
-  Shape shape = ref.shape;
-  size_t slot = 0;
-  for (int64_t &d : shape)
-    if (d < 0)
-      d = sizeValues[ref.sizeSlots[slot++]];
-  return shape;
 }
 
 const void *Executor::result(size_t i, const std::vector<void *> &args) const {
@@ -54,45 +42,13 @@ std::string Executor::run(const std::vector<void *> &args,
     return "schedule " + schedule.name + " takes " +
            std::to_string(schedule.args.size()) + " arguments, got " +
            std::to_string(args.size());
-  // This rank's sizes: argument shapes, then the dynamic sizes and heap
-  // buffers that follow from them.
-  argShapes.clear();
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Shape &declared = schedule.args[i].localShape;
-    Shape actual = shapes.empty() ? declared : shapes[i];
-    bool ok = actual.size() == declared.size();
-    for (size_t d = 0; ok && d < declared.size(); ++d)
-      ok = actual[d] >= 0 && (declared[d] < 0 || declared[d] == actual[d]);
-    if (!ok)
-      return "argument " + std::to_string(i) + " has shape " +
-             shapeStr(actual) + ", which does not fit its type";
-    argShapes.push_back(actual);
-  }
-  sizeValues.clear();
-  std::vector<int64_t> coords = schedule.mesh.coords(comm ? comm->device() : 0);
-  for (const SizeSource &size : schedule.sizes) {
-    if (size.kind == SizeSource::Kind::ArgDim) {
-      sizeValues.push_back(argShapes[size.arg][size.dim]);
-      continue;
-    }
-    if (size.kind == SizeSource::Kind::GroupChunk) {
-      int64_t device = comm ? comm->device() : 0;
-      sizeValues.push_back(
-          chunkRange(size.globalSize, schedule.mesh.groupSize(size.axes),
-                     schedule.mesh.groupIndex(device, size.axes))
-              .size);
-      continue;
-    }
-    std::vector<int64_t> splits, indices;
-    for (int64_t axis : size.axes) {
-      splits.push_back(schedule.mesh.axisSizes[axis]);
-      indices.push_back(coords[axis]);
-    }
-    Range range = nestedChunkRange(size.globalSize, splits, indices);
-    sizeValues.push_back(
-        size.kind == SizeSource::Kind::LocalOffset ? range.offset : range.size);
-  }
-  planDynamicBuffers();
+  // This rank's sizes, and the runtime-sized buffers that follow from them.
+  if (std::string err = rank.bind(schedule, comm ? comm->device() : 0, shapes,
+                                  static_cast<int64_t>(kArenaAlignment));
+      !err.empty())
+    return err;
+  if (dynamicArena.size() < static_cast<size_t>(rank.heapBytes()))
+    dynamicArena.resize(static_cast<size_t>(rank.heapBytes()));
   prepareKernelCalls(args);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];
@@ -199,59 +155,6 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
   }
 }
 
-void Executor::planDynamicBuffers() {
-  // The rank's sizes are known now: place the runtime-sized buffers in one
-  // region by the same liveness rule as the compiler's arena (first fit,
-  // largest first; results live to the end).
-  size_t n = static_cast<size_t>(schedule.numHeapBuffers);
-  std::vector<int64_t> bytes(n, 0), first(n, -1), last(n, -1);
-  auto use = [&](const BufferRef &ref, int64_t at) {
-    if (ref.where != BufferRef::Where::Heap)
-      return;
-    size_t id = static_cast<size_t>(ref.index);
-    bytes[id] = std::max<int64_t>(
-        bytes[id],
-        numElements(resolve(ref)) * static_cast<int64_t>(dtypeSize(ref.type)));
-    if (first[id] < 0)
-      first[id] = at;
-    last[id] = std::max(last[id], at);
-  };
-  int64_t end = static_cast<int64_t>(schedule.steps.size());
-  for (int64_t i = 0; i < end; ++i)
-    for (const BufferRef &ref : schedule.steps[i].operands)
-      use(ref, i);
-  for (const BufferRef &ref : schedule.resultRefs)
-    use(ref, end);
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
-  heapOffsets.assign(n, 0);
-  std::vector<size_t> placed;
-  int64_t total = 0;
-  for (size_t id : order) {
-    std::vector<std::pair<int64_t, int64_t>> taken;
-    for (size_t p : placed)
-      if (first[p] <= last[id] && first[id] <= last[p])
-        taken.push_back({heapOffsets[p], heapOffsets[p] + bytes[p]});
-    std::sort(taken.begin(), taken.end());
-    int64_t offset = 0;
-    for (auto [lo, hi] : taken) {
-      if (offset + bytes[id] <= lo)
-        break;
-      const int64_t align = static_cast<int64_t>(kArenaAlignment);
-      int64_t aligned = (hi + align - 1) / align * align;
-      offset = std::max(offset, aligned);
-    }
-    heapOffsets[id] = offset;
-    total = std::max(total, offset + bytes[id]);
-    placed.push_back(id);
-  }
-  if (dynamicArena.size() < static_cast<size_t>(total))
-    dynamicArena.resize(static_cast<size_t>(total));
-}
-
 void Executor::prepareKernelCalls(const std::vector<void *> &args) {
   calls.resize(schedule.steps.size());
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
@@ -265,13 +168,14 @@ void Executor::prepareKernelCalls(const std::vector<void *> &args) {
     call.packed.resize(n + step.scalars.size());
     for (size_t k = 0; k < n; ++k) {
       const BufferRef &ref = step.operands[k];
-      call.descriptors[k] = descriptor(address(ref, args), resolve(ref));
+      call.descriptors[k] = descriptor(address(ref, args), rank.resolve(ref));
       call.pointers[k] = call.descriptors[k].data();
       call.packed[k] = &call.pointers[k];
     }
     // An index argument is passed by value: its packed slot points at it.
     for (size_t k = 0; k < step.scalars.size(); ++k)
-      call.packed[n + k] = &sizeValues[step.scalars[k]];
+      call.packed[n + k] =
+          const_cast<int64_t *>(&rank.sizes()[step.scalars[k]]);
   }
 }
 
@@ -284,7 +188,7 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
   const std::vector<BufferRef> &ops = step.operands;
   std::vector<Shape> shapes;
   for (const BufferRef &ref : ops)
-    shapes.push_back(resolve(ref));
+    shapes.push_back(rank.resolve(ref));
   switch (step.kind) {
   case StepKind::Gemm:
     return runGemm(step, shapes[0], shapes[1], shapes[2], address(ops[0], args),
@@ -333,22 +237,6 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
   }
   if (!comm)
     return "a collective needs a communicator";
-  const void *in = address(ops[0], args);
-  void *out = address(ops[1], args);
-  switch (step.kind) {
-  case StepKind::AllGather:
-    return comm->allGather(in, shapes[0], out, shapes[1], ops[0].type,
-                           step.axes, step.dim0);
-  case StepKind::AllReduce:
-    return comm->allReduce(in, shapes[0], out, ops[0].type, step.axes,
-                           step.reduce);
-  case StepKind::ReduceScatter:
-    return comm->reduceScatter(in, shapes[0], out, shapes[1], ops[0].type,
-                               step.axes, step.dim0, step.reduce);
-  case StepKind::AllToAll:
-    return comm->allToAll(in, shapes[0], out, shapes[1], ops[0].type, step.axes,
-                          step.dim0, step.dim1);
-  default:
-    return "unknown step";
-  }
+  return runCollective(*comm, step, address(ops[0], args), shapes[0],
+                       address(ops[1], args), shapes[1]);
 }

@@ -15,6 +15,7 @@
 
 #include "runtime/Collectives.h"
 #include "runtime/Plan.h"
+#include "runtime/RankBuffers.h"
 
 #include <memory>
 
@@ -41,17 +42,15 @@ public:
   /// Result i's data and shape after run() (in the arena, a heap buffer or
   /// an argument).
   const void *result(size_t i, const std::vector<void *> &args) const;
-  Shape resultShape(size_t i) const { return resolve(schedule.resultRefs[i]); }
+  Shape resultShape(size_t i) const {
+    return rank.resolve(schedule.resultRefs[i]);
+  }
   /// Fault injection for tests: the next run fails before step `step`.
   void failBeforeStep(int64_t step) { failStep = step; }
 
 private:
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
-  /// The shape of `ref` on this rank in the current run.
-  Shape resolve(const BufferRef &ref) const;
   std::string runStep(size_t index, const std::vector<void *> &args);
-  /// Places the runtime-sized buffers for this run's sizes.
-  void planDynamicBuffers();
   /// Builds the memref descriptors of every kernel call once per run.
   void prepareKernelCalls(const std::vector<void *> &args);
 
@@ -59,11 +58,9 @@ private:
   std::vector<KernelFn> kernels;
   Collectives *comm;
   void *arena = nullptr;
-  std::vector<Shape> argShapes;
-  std::vector<int64_t> sizeValues; // Schedule::sizes on this rank
+  RankBuffers rank; // this run's sizes and Heap buffer offsets
   /// Runtime-sized buffers: one region, offsets by liveness (per run).
   std::vector<char> dynamicArena;
-  std::vector<int64_t> heapOffsets;
   struct KernelCall {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers, packed;
