@@ -15,8 +15,7 @@
 #ifndef SPMD_RUNTIME_CUDA_GEMM_H
 #define SPMD_RUNTIME_CUDA_GEMM_H
 
-#include "runtime/DType.h"
-#include "runtime/Status.h"
+#include "runtime/cuda/GemmDesc.h"
 
 #include <cuda.h>
 
@@ -31,26 +30,6 @@ namespace cuda {
 
 class Device;
 class Stream;
-
-enum class GemmEpilogue : uint8_t { None, Bias, Gelu, BiasGelu };
-
-struct GemmDesc {
-  DType dtype = DType::F32; // A, B, C and bias
-  bool transA = false, transB = false;
-  int64_t m = 0, n = 0, k = 0; // C is m x n; op(A) m x k; op(B) k x n
-  int64_t batch = 1;
-  // Element strides between batch members (0: packed, i.e. m*k, k*n, m*n).
-  int64_t strideA = 0, strideB = 0, strideC = 0;
-  float alpha = 1.0f, beta = 0.0f;
-  bool allowTF32 = false; // f32 only
-  GemmEpilogue epilogue = GemmEpilogue::None;
-
-  /// "gemm bf16 [2 x 128x256x64] A^T +bias+gelu", for messages.
-  std::string str() const;
-};
-
-/// Checks what cuBLASLt would reject, with a message (no GPU needed).
-Status validateGemm(const GemmDesc &desc);
 
 class GemmRunner {
 public:
