@@ -76,6 +76,13 @@ mlir::LogicalResult emitCudaModule(mlir::ModuleOp module, std::string &unit,
                                    std::vector<CudaKernel> &kernels,
                                    bool rowReductions = true);
 
+/// The host emulation's entry point for `kernel` (runtime/cuda/HostEmu.h,
+/// EmuBackend.h): `extern "C" const char *spmdemu_<name>(unsigned grid,
+/// unsigned block, void **params)`, with cuLaunchKernel's parameters (each
+/// points at its value); returns an error text, empty on success. The unit
+/// it goes into includes HostEmu.h before the kernel.
+std::string cudaEmulationEntry(const CudaKernel &kernel);
+
 /// The attributes the emitter records on a kernel function for the
 /// launcher: spmd_cuda.launch ("grid_stride" | "warp_per_row") and
 /// spmd_cuda.work ([constant, arg, dim, arg, dim, ...]).

@@ -22,6 +22,7 @@
 #include "passes/Passes.h"
 #include "runtime/DType.h"
 #include "runtime/Plan.h"
+#include "runtime/cuda/EmuBackend.h"
 #include "runtime/cuda/LaunchConfig.h"
 #include "tools/spmd-run/PlanLoader.h"
 
@@ -41,16 +42,13 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
 #include <cstring>
-#include <dlfcn.h>
 #include <functional>
 #include <random>
 
@@ -151,23 +149,6 @@ void fill(Buffer &b, std::mt19937_64 &rng) {
   }
 }
 
-std::string wrapperSource(const spmd::codegen::CudaKernel &k) {
-  std::string s = "extern \"C\" const char *spmdemu_" + k.name +
-                  "(unsigned grid, unsigned block, void **p) {\n"
-                  "  static std::string error;\n"
-                  "  error = spmd_emu::launch(" +
-                  k.name + ", dim3(grid), dim3(block)";
-  for (auto [i, p] : llvm::enumerate(k.params)) {
-    std::string idx = std::to_string(i);
-    if (p.kind == spmd::codegen::CudaParam::Buffer)
-      s += ", (" + p.cType + ")p[" + idx + "]";
-    else
-      s += ", *(" + p.cType + " *)p[" + idx + "]";
-  }
-  s += ");\n  return error.c_str();\n}\n";
-  return s;
-}
-
 /// Whether every memref argument of `got` matches `want` within the
 /// element type's tolerance; the largest error in `maxErr`.
 bool compare(func::FuncOp func, const std::vector<Buffer> &want,
@@ -193,18 +174,13 @@ bool compare(func::FuncOp func, const std::vector<Buffer> &want,
   return ok;
 }
 
-/// The launch rule the emitter recorded (codegen/CudaEmitter.h).
+/// The launch rule the emitter recorded (codegen/CudaEmitter.h), as the
+/// GPU executor applies it.
 spmd::cuda::LaunchDims launchDims(const spmd::codegen::CudaKernel &k,
                                   int64_t work, int smCount) {
-  if (k.launch != spmd::codegen::CudaLaunchKind::WarpPerRow)
-    return spmd::cuda::elementwiseLaunch(work, smCount);
-  spmd::cuda::LaunchDims d;
-  if (work <= 0)
-    return d;
-  d.block = 256; // 8 rows (warps) per block
-  d.grid = static_cast<unsigned>(
-      std::min<int64_t>((work + 7) / 8, int64_t(std::max(smCount, 1)) * 32));
-  return d;
+  spmd::cuda::KernelSpec spec;
+  spec.warpPerRow = k.launch == spmd::codegen::CudaLaunchKind::WarpPerRow;
+  return spmd::cuda::kernelLaunch(spec, work, smCount);
 }
 
 #ifdef SPMD_HAVE_CUDA_RUNTIME
@@ -417,53 +393,16 @@ int main(int argc, char **argv) {
   }
 
   if ((doEmulate || doGpu) && !kernels.empty()) {
-    void *lib = nullptr;
-    std::string so;
+    std::unique_ptr<spmd::cuda::EmuModule> emuModule;
     if (doEmulate) {
-      // The shared object: the unit, plus one C wrapper per kernel.
-      llvm::SmallString<128> dir(workDir);
-      if (dir.empty()) {
-        if (llvm::sys::fs::createUniqueDirectory("spmd-cuda-check", dir))
-          return fail("cannot create a temporary directory");
-      } else {
-        llvm::sys::fs::create_directories(dir);
-      }
-      std::string src = (dir + "/kernels.cpp").str();
-      so = (dir + "/kernels.so").str();
-      {
-        std::error_code ec;
-        llvm::raw_fd_ostream os(src, ec);
-        if (ec)
-          return fail("cannot write " + src);
-        os << "#include <string>\n" << unit << "\n";
-        for (const auto &k : kernels)
-          os << wrapperSource(k);
-      }
-      std::string srcRoot = SPMD_SOURCE_DIR;
-      llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName(cxx);
-      if (!compiler)
-        return fail("host compiler '" + cxx + "' not found");
-      std::vector<std::string> args = {*compiler,
-                                       "-std=c++17",
-                                       "-O1",
-                                       "-fPIC",
-                                       "-shared",
-                                       "-w",
-                                       "-I" + srcRoot,
-                                       "-I" + srcRoot + "/runtime/cuda/kernels",
-                                       src,
-                                       srcRoot + "/runtime/cuda/HostEmu.cpp",
-                                       srcRoot + "/runtime/DType.cpp",
-                                       "-o",
-                                       so};
-      std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-      std::string errMsg;
-      if (llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {}, 0, 0,
-                                    &errMsg) != 0)
-        return fail("host compilation of " + src + " failed " + errMsg);
-      lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!lib)
-        return fail(std::string("dlopen: ") + dlerror());
+      // The shared object: the unit, plus one entry per kernel.
+      std::string source = unit;
+      for (const auto &k : kernels)
+        source += spmd::codegen::cudaEmulationEntry(k);
+      if (spmd::Status s = spmd::cuda::EmuModule::build(
+              source, cxx, SPMD_SOURCE_DIR, workDir, emuModule);
+          !s.ok())
+        return fail(s.message());
     }
 
     // The CPU backend's kernels.
@@ -568,16 +507,19 @@ int main(int argc, char **argv) {
       }
       cpu.functions[ki](packed.data());
 
-      // Emulation: the printed parameters.
-      std::vector<void *> params;
+      // Emulation: the printed parameters, as cuLaunchKernel takes them
+      // (each points at its value).
+      std::vector<void *> params, addresses;
       std::vector<int64_t> dims;
       dims.reserve(k.params.size());
+      addresses.reserve(k.params.size());
       for (const auto &p : k.params) {
-        if (p.kind == spmd::codegen::CudaParam::Buffer)
-          params.push_back(emu[p.arg].data());
-        else if (p.kind == spmd::codegen::CudaParam::Scalar)
+        if (p.kind == spmd::codegen::CudaParam::Buffer) {
+          addresses.push_back(emu[p.arg].data());
+          params.push_back(&addresses.back());
+        } else if (p.kind == spmd::codegen::CudaParam::Scalar) {
           params.push_back(&scalars[p.arg]);
-        else {
+        } else {
           dims.push_back(emu[p.arg].shape[p.dim]);
           params.push_back(&dims.back());
         }
@@ -596,11 +538,9 @@ int main(int argc, char **argv) {
       bool ok = true;
       int64_t elements = 0;
       if (doEmulate) {
-        using Entry = const char *(*)(unsigned, unsigned, void **);
-        auto entry =
-            reinterpret_cast<Entry>(dlsym(lib, ("spmdemu_" + k.name).c_str()));
-        if (!entry)
-          return fail("no entry for " + k.name + " in " + so);
+        spmd::cuda::EmuEntry entry = nullptr;
+        if (spmd::Status s = emuModule->entry(k.name, entry); !s.ok())
+          return fail(s.message());
         if (grid > 0) {
           const char *err = entry(grid, block, params.data());
           if (err && *err) {

@@ -94,7 +94,10 @@ static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
 static llvm::cl::opt<bool> printPlan("print-plan",
                                      llvm::cl::desc("print the schedule"));
 static llvm::cl::opt<std::string>
-    commKind("comm", llvm::cl::desc("communicator: inproc (threads) or mpi"),
+    commKind("comm",
+             llvm::cl::desc("communicator: inproc (threads), mpi (one "
+                            "process per rank under mpirun), or nccl "
+                            "(--backend cuda: one thread per GPU)"),
              llvm::cl::init("inproc"));
 static llvm::cl::opt<bool> verifyCollectives(
     "verify-collectives",
@@ -114,8 +117,24 @@ static llvm::cl::opt<int64_t> mismatchRank(
     llvm::cl::desc("this rank's collectives carry a different fingerprint"));
 static llvm::cl::opt<std::string> backendKind(
     "backend", llvm::cl::init("cpu"),
-    llvm::cl::desc("cpu (JIT-compiled kernels) or cuda (the kernels printed "
-                   "as CUDA, NVRTC-compiled, on GPU 0)"));
+    llvm::cl::desc("cpu (JIT-compiled kernels), cuda (the kernels printed as "
+                   "CUDA, NVRTC-compiled, GEMMs through cuBLASLt, on GPUs), "
+                   "or cuda-emu (the same CUDA kernels and GPU executor on "
+                   "the CPU, with a race check of its streams)"));
+static llvm::cl::opt<bool>
+    cudaGraph("cuda-graph",
+              llvm::cl::desc("--backend cuda/cuda-emu: capture the second "
+                             "step as a CUDA graph, replay it after"));
+static llvm::cl::opt<bool>
+    allowTF32("tf32", llvm::cl::desc("--backend cuda: f32 GEMMs may use TF32 "
+                                     "tensor cores"));
+static llvm::cl::opt<std::string>
+    emuCxx("emu-cxx", llvm::cl::init("c++"),
+           llvm::cl::desc("--backend cuda-emu: the host C++ compiler"));
+static llvm::cl::opt<std::string>
+    emuDir("emu-dir", llvm::cl::desc("--backend cuda-emu: build the emulated "
+                                     "kernels here (default: a temporary "
+                                     "folder)"));
 
 namespace {
 [[noreturn]] void die(const std::string &message) {
@@ -238,14 +257,124 @@ Tolerance toleranceFor(DType type) {
 }
 } // namespace
 
+namespace {
+/// One rank's steps on its backend: the CPU executor over the host blocks,
+/// or the GPU executor over device copies of them.
+class RankSteps {
+public:
+  virtual ~RankSteps() = default;
+  virtual std::string run() = 0;
+  /// Results 0..count-1 become arguments 0..count-1.
+  virtual std::string feed(size_t count) = 0;
+  virtual std::string results(std::vector<std::vector<char>> &data,
+                              std::vector<Shape> &shapes) = 0;
+  virtual void failBeforeStep(int64_t step) = 0;
+};
+
+class CpuSteps final : public RankSteps {
+public:
+  CpuSteps(const Schedule &schedule, std::vector<KernelFn> kernels,
+           Collectives *comm, std::vector<std::vector<char>> &blocks,
+           const std::vector<Shape> &shapes)
+      : executor(schedule, std::move(kernels), comm), schedule(schedule),
+        shapes(shapes) {
+    for (std::vector<char> &block : blocks)
+      args.push_back(block.data());
+  }
+  std::string run() override { return executor.run(args, shapes); }
+  std::string feed(size_t count) override {
+    for (size_t i = 0; i < count; ++i) {
+      if (executor.resultShape(i) != shapes[i])
+        return "result " + std::to_string(i) + " has local shape " +
+               shapeStr(executor.resultShape(i)) + ", argument " +
+               std::to_string(i) + " " + shapeStr(shapes[i]) +
+               ": cannot feed it back";
+      std::memmove(args[i], executor.result(i, args),
+                   static_cast<size_t>(numElements(shapes[i])) *
+                       dtypeSize(schedule.args[i].type));
+    }
+    return "";
+  }
+  std::string results(std::vector<std::vector<char>> &data,
+                      std::vector<Shape> &outShapes) override {
+    for (size_t i = 0; i < schedule.results.size(); ++i) {
+      const auto *p = static_cast<const char *>(executor.result(i, args));
+      Shape shape = executor.resultShape(i);
+      outShapes.push_back(shape);
+      data.emplace_back(p, p + numElements(shape) *
+                                   dtypeSize(schedule.results[i].type));
+    }
+    return "";
+  }
+  void failBeforeStep(int64_t step) override { executor.failBeforeStep(step); }
+
+private:
+  Executor executor;
+  const Schedule &schedule;
+  std::vector<Shape> shapes;
+  std::vector<void *> args;
+};
+
+class DeviceSteps final : public RankSteps {
+public:
+  /// Rank `d`'s device from `program`, its arguments uploaded; null and
+  /// `error` on failure. `allShapes[r]` are rank r's argument shapes.
+  static std::unique_ptr<DeviceSteps>
+  create(CudaProgram &program, const Schedule &schedule, int64_t d,
+         Collectives *comm, cuda::DeviceExecutorOptions options,
+         const std::vector<std::vector<char>> &blocks,
+         const std::vector<std::vector<Shape>> &allShapes, std::string &error) {
+    auto steps = std::unique_ptr<DeviceSteps>(new DeviceSteps());
+    if ((error = program.openRank(d, comm, steps->backend)), !error.empty())
+      return nullptr;
+    steps->executor = std::make_unique<cuda::DeviceExecutor>(
+        schedule, program.specs(), *steps->backend, d, options);
+    std::vector<const void *> args;
+    for (const std::vector<char> &block : blocks)
+      args.push_back(block.data());
+    error = steps->executor->setArguments(args, allShapes[d], allShapes);
+    if (!error.empty())
+      return nullptr;
+    steps->resultCount = schedule.results.size();
+    return steps;
+  }
+  std::string run() override { return executor->run(); }
+  std::string feed(size_t count) override {
+    return executor->feedResults(count);
+  }
+  std::string results(std::vector<std::vector<char>> &data,
+                      std::vector<Shape> &shapes) override {
+    for (size_t i = 0; i < resultCount; ++i) {
+      shapes.push_back(executor->resultShape(i));
+      data.emplace_back();
+      if (std::string err = executor->downloadResult(i, data.back());
+          !err.empty())
+        return err;
+    }
+    return "";
+  }
+  void failBeforeStep(int64_t step) override { executor->failBeforeStep(step); }
+
+private:
+  DeviceSteps() = default;
+  std::unique_ptr<cuda::DeviceBackend> backend;
+  std::unique_ptr<cuda::DeviceExecutor> executor;
+  size_t resultCount = 0;
+};
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // --help lists spmd-run's options, not the hundreds libLLVM registers.
   static llvm::cl::OptionCategory runCategory("spmd-run options");
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
-           &inputFile, &entryName, &ranksOpt, &inputDir, &seed, &outputDir,
-           &check, &atolOpt, &rtolOpt, &referenceFile, &partitionMode, &steps,
-           &printPlan, &commKind, &verifyCollectives, &timeoutSeconds})
+           &inputFile,      &entryName,     &ranksOpt,
+           &inputDir,       &seed,          &outputDir,
+           &check,          &atolOpt,       &rtolOpt,
+           &referenceFile,  &partitionMode, &steps,
+           &printPlan,      &commKind,      &verifyCollectives,
+           &timeoutSeconds, &backendKind,   &cudaGraph,
+           &allowTF32,      &emuCxx,        &emuDir})
     opt->addCategory(runCategory);
   llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
@@ -273,8 +402,17 @@ int main(int argc, char **argv) {
     die("--input-dir and --seed exclude each other");
   if (steps < 1)
     die("--steps must be at least 1");
-  if (commKind != "inproc" && commKind != "mpi")
-    die("--comm must be inproc or mpi, not '" + commKind + "'");
+  if (commKind != "inproc" && commKind != "mpi" && commKind != "nccl")
+    die("--comm must be inproc, mpi or nccl, not '" + commKind + "'");
+  if (backendKind != "cpu" && backendKind != "cuda" &&
+      backendKind != "cuda-emu")
+    die("--backend must be cpu, cuda or cuda-emu, not '" + backendKind + "'");
+  bool onDevice = backendKind != "cpu";
+  if (commKind == "nccl" && backendKind != "cuda")
+    die("--comm nccl needs --backend cuda");
+  if ((cudaGraph || allowTF32) && !onDevice)
+    die(std::string(cudaGraph ? "--cuda-graph" : "--tf32") +
+        " needs --backend cuda or cuda-emu");
 
   if (partitionMode != "auto" && partitionMode != "on" &&
       partitionMode != "off")
@@ -289,18 +427,18 @@ int main(int argc, char **argv) {
         std::to_string(numRanks) + " devices");
   if (printPlan)
     llvm::outs() << schedule.str();
-  if (backendKind == "cuda") {
-    std::string summary;
-    if (std::string err = prepareCuda(*program.module, schedule, summary);
+  std::unique_ptr<CudaProgram> cudaProgram;
+  if (onDevice) {
+    CudaRunOptions options;
+    options.emulate = backendKind == "cuda-emu";
+    options.cxx = emuCxx;
+    options.workDir = emuDir;
+    options.comm = commKind;
+    if (std::string err =
+            prepareCuda(*program.module, schedule, options, cudaProgram);
         !err.empty())
-      die("--backend cuda: " + err);
-    // Kernels, buffers and GEMMs are ready on the device; the step executor
-    // for the GPU (DeviceArena, GemmRunner, StreamPair, NCCL) is not written.
-    die("--backend cuda: " + summary +
-        "; executing plans on the GPU is not implemented yet");
+      die("--backend " + backendKind + ": " + err);
   }
-  if (backendKind != "cpu")
-    die("--backend must be cpu or cuda, not '" + backendKind + "'");
 
   // Global inputs.
   std::vector<NpyArray> globals(schedule.args.size());
@@ -432,33 +570,34 @@ int main(int argc, char **argv) {
   // One rank's steps; on failure records the error and calls `abort`.
   auto runRank = [&](int64_t d, Collectives *comm,
                      const std::function<void(const std::string &)> &abort) {
-    Executor executor(schedule, program.kernels.functions, comm);
+    auto fail = [&](const std::string &err) {
+      errors[d] = "rank " + std::to_string(d) + ": " + err;
+      abort(err);
+    };
+    std::unique_ptr<RankSteps> rank;
+    if (cudaProgram) {
+      cuda::DeviceExecutorOptions options;
+      options.cudaGraph = cudaGraph;
+      options.allowTF32 = allowTF32;
+      std::string err;
+      rank = DeviceSteps::create(*cudaProgram, schedule, d, comm, options,
+                                 local[d], localShapes, err);
+      if (!rank)
+        return fail(err);
+    } else {
+      rank = std::make_unique<CpuSteps>(schedule, program.kernels.functions,
+                                        comm, local[d], localShapes[d]);
+    }
     if (d == failRank)
-      executor.failBeforeStep(failStep);
-    std::vector<void *> args;
-    for (std::vector<char> &block : local[d])
-      args.push_back(block.data());
+      rank->failBeforeStep(failStep);
     auto start = std::chrono::steady_clock::now();
     for (int64_t s = 0; s < steps; ++s) {
-      if (std::string err = executor.run(args, localShapes[d]); !err.empty()) {
-        errors[d] = "rank " + std::to_string(d) + ": " + err;
-        abort(err);
-        return;
-      }
+      if (std::string err = rank->run(); !err.empty())
+        return fail(err);
       if (s + 1 < steps) {
         // Result i becomes argument i of the next step.
-        for (size_t i = 0; i < fed; ++i) {
-          if (executor.resultShape(i) != localShapes[d][i]) {
-            errors[d] = "rank " + std::to_string(d) + ": result " +
-                        std::to_string(i) + " has local shape " +
-                        shapeStr(executor.resultShape(i)) + ", argument " +
-                        std::to_string(i) + " " + shapeStr(localShapes[d][i]) +
-                        ": cannot feed it back";
-            abort(errors[d]);
-            return;
-          }
-          std::memmove(args[i], executor.result(i, args), local[d][i].size());
-        }
+        if (std::string err = rank->feed(fed); !err.empty())
+          return fail(err);
         // Progress: about ten lines however many steps.
         if (d == 0 && (s + 1) % std::max<int64_t>(1, steps / 10) == 0)
           llvm::errs() << "spmd-run: step " << (s + 1) << "/" << steps
@@ -470,14 +609,8 @@ int main(int argc, char **argv) {
                         std::chrono::steady_clock::now() - start)
                         .count() /
                     static_cast<double>(steps);
-    for (size_t i = 0; i < schedule.results.size(); ++i) {
-      const auto *data = static_cast<const char *>(executor.result(i, args));
-      Shape shape = executor.resultShape(i);
-      outShapes[d].push_back(shape);
-      outputs[d].emplace_back(data,
-                              data + numElements(shape) *
-                                         dtypeSize(schedule.results[i].type));
-    }
+    if (std::string err = rank->results(outputs[d], outShapes[d]); !err.empty())
+      return fail(err);
   };
   if (commKind == "mpi") {
     std::string err;
@@ -500,9 +633,20 @@ int main(int argc, char **argv) {
       return 0;
     }
   } else {
+    // --comm nccl: the ranks' collectives go through NCCL (one GPU each);
+    // the in-process communicators only carry a failing rank's abort.
+    if (commKind == "nccl")
+      if (std::string err = cudaProgram->createNcclRanks(mesh, timeoutSeconds);
+          !err.empty())
+        die("--comm nccl: " + err);
     runInProcess(mesh, timeoutSeconds, verifyCollectives, mismatchRank,
                  [&](int64_t d, Collectives &comm, const AbortFn &abort) {
-                   runRank(d, &comm, abort);
+                   runRank(d, &comm, [&](const std::string &reason) {
+                     if (commKind == "nccl")
+                       cudaProgram->abortNccl("rank " + std::to_string(d) +
+                                              ": " + reason);
+                     abort(reason);
+                   });
                  });
   }
   // Every rank's error: a failure on one rank stops the others, each
@@ -606,7 +750,11 @@ int main(int argc, char **argv) {
 
   if (!check) {
     llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
-                 << " rank(s), " << steps << " step(s), "
+                 << " rank(s)"
+                 << (cudaProgram ? " (" + backendKind + ": " +
+                                       cudaProgram->summary() + ")"
+                                 : std::string())
+                 << ", " << steps << " step(s), "
                  << llvm::format("%.3f", stepSeconds * 1e3) << " ms/step\n";
     return 0;
   }
