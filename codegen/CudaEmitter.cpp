@@ -32,11 +32,14 @@ using namespace mlir;
 using namespace spmd::codegen;
 
 std::string spmd::codegen::cudaEmulationEntry(const CudaKernel &k) {
-  std::string s = "extern \"C\" const char *spmdemu_" + k.name +
-                  "(unsigned grid, unsigned block, void **p) {\n"
-                  "  static thread_local std::string error;\n"
-                  "  error = spmd_emu::launch(" +
-                  k.name + ", dim3(grid), dim3(block)";
+  std::string s =
+      "extern \"C\" const char *spmdemu_" + k.name +
+      "(unsigned grid, unsigned block, void **p) {\n"
+      "  static thread_local std::string error;\n"
+      "  error = spmd_emu::" +
+      // Grid-stride kernels have no barrier: no fibers needed.
+      (k.launch == CudaLaunchKind::GridStride ? "launchFlat(" : "launch(") +
+      k.name + ", dim3(grid), dim3(block)";
   for (auto [i, p] : llvm::enumerate(k.params))
     s += ", *(" + p.cType + " *)p[" + std::to_string(i) + "]";
   return s + ");\n  return error.c_str();\n}\n";

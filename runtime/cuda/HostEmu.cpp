@@ -67,10 +67,31 @@ __attribute__((noinline)) void initFiber(Fiber &f) {
 
 } // namespace
 
-void syncBlock() { park(Wait::Block); }
-void syncWarp() { park(Wait::Warp); }
+/// Set while a flat launch runs: barriers cannot be honoured there.
+thread_local bool flat = false;
+
+[[noreturn]] void flatBarrier(const char *what) {
+  std::fprintf(stderr,
+               "spmd_emu: %s in a kernel launched without fibers "
+               "(launchFlat is for kernels without barriers)\n",
+               what);
+  std::abort();
+}
+
+void syncBlock() {
+  if (flat)
+    flatBarrier("__syncthreads");
+  park(Wait::Block);
+}
+void syncWarp() {
+  if (flat)
+    flatBarrier("__syncwarp");
+  park(Wait::Warp);
+}
 
 uint64_t exchange(uint64_t bits, int srcLane) {
+  if (flat)
+    flatBarrier("a warp shuffle");
   Block &b = *running;
   int me = b.current;
   b.slots[me] = bits;
@@ -85,6 +106,8 @@ uint64_t exchange(uint64_t bits, int srcLane) {
 }
 
 void *sharedBytes(size_t bytes, size_t align) {
+  if (flat)
+    flatBarrier("shared memory");
   Fiber &f = self();
   size_t off = (f.sharedCursor + align - 1) / align * align;
   if (off + bytes > kSharedBytes) {
@@ -99,8 +122,8 @@ void *sharedBytes(size_t bytes, size_t align) {
 float halfBitsToFloat(uint16_t bits) { return spmd::halfToFloat(bits); }
 uint16_t floatToHalfBits(float value) { return spmd::floatToHalf(value); }
 
-std::string launchBody(dim3 grid, dim3 block,
-                       const std::function<void()> &body) {
+/// What CUDA rejects in a launch configuration, or "".
+static std::string checkConfiguration(dim3 grid, dim3 block) {
   uint64_t threads = uint64_t(block.x) * block.y * block.z;
   if (threads == 0 || threads > 1024)
     return "block of " + std::to_string(threads) +
@@ -111,6 +134,36 @@ std::string launchBody(dim3 grid, dim3 block,
     return "gridDim.y/z above 65535";
   if (uint64_t(grid.x) * grid.y * grid.z == 0)
     return "empty grid (CUDA rejects a launch with no blocks)";
+  return "";
+}
+
+std::string launchFlatBody(dim3 grid, dim3 block,
+                           const std::function<void()> &body) {
+  if (std::string error = checkConfiguration(grid, block); !error.empty())
+    return error;
+  gridDim = grid;
+  blockDim = block;
+  flat = true;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        for (unsigned tz = 0; tz < block.z; ++tz)
+          for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              threadIdx = {tx, ty, tz};
+              body();
+            }
+      }
+  flat = false;
+  return "";
+}
+
+std::string launchBody(dim3 grid, dim3 block,
+                       const std::function<void()> &body) {
+  if (std::string error = checkConfiguration(grid, block); !error.empty())
+    return error;
+  uint64_t threads = uint64_t(block.x) * block.y * block.z;
   Block b;
   b.body = &body;
   b.fibers.resize(threads);

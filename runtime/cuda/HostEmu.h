@@ -86,6 +86,18 @@ uint16_t floatToHalfBits(float value);
 std::string launchBody(dim3 grid, dim3 block,
                        const std::function<void()> &body);
 
+/// Runs `body` for every thread in turn, without fibers: for kernels with no
+/// barrier, shuffle or shared memory (a grid-stride loop), where it is the
+/// same computation many times faster. A barrier there aborts with a
+/// message.
+std::string launchFlatBody(dim3 grid, dim3 block,
+                           const std::function<void()> &body);
+template <class... Params, class... Args>
+std::string launchFlat(void (*kernel)(Params...), dim3 grid, dim3 block,
+                       Args... args) {
+  return launchFlatBody(grid, block, [=] { kernel(args...); });
+}
+
 /// Launches `kernel(args...)`: emu::launch(k, grid, block, a, b, c).
 template <class... Params, class... Args>
 std::string launch(void (*kernel)(Params...), dim3 grid, dim3 block,

@@ -26,6 +26,7 @@
 namespace {
 
 using spmd_emu::launch;
+using spmd_emu::launchFlat;
 
 template <class T> std::vector<T> toT(const std::vector<float> &v) {
   std::vector<T> out(v.size());
@@ -489,6 +490,37 @@ TEST(HostEmu, DivergentBarrierIsReported) {
 TEST(HostEmu, BadLaunchesAreReported) {
   EXPECT_NE(launch(divergent, dim3(0), dim3(32), (int *)nullptr), "");
   EXPECT_NE(launch(divergent, dim3(1), dim3(2048), (int *)nullptr), "");
+}
+
+// A grid-stride loop, the shape of kernels run without fibers.
+void gridStrideSquare(const int *in, int *out, long long n) {
+  for (long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * blockDim.x)
+    out[i] = in[i] * in[i];
+}
+
+TEST(HostEmu, FlatLaunchesRunEveryThread) {
+  std::vector<int> in(1000), fibers(1000, -1), flat(1000, -1);
+  for (int i = 0; i < 1000; ++i)
+    in[i] = i - 500;
+  ASSERT_EQ(launch(gridStrideSquare, dim3(3), dim3(64), in.data(),
+                   fibers.data(), 1000LL),
+            "");
+  ASSERT_EQ(launchFlat(gridStrideSquare, dim3(3), dim3(64), in.data(),
+                       flat.data(), 1000LL),
+            "");
+  EXPECT_EQ(flat, fibers);
+  EXPECT_EQ(flat[7], 493 * 493);
+  EXPECT_NE(launchFlat(gridStrideSquare, dim3(0), dim3(64), in.data(),
+                       flat.data(), 1000LL),
+            "");
+}
+
+TEST(HostEmuDeathTest, FlatLaunchRefusesBarriers) {
+  std::vector<int> data(128);
+  EXPECT_DEATH(
+      (void)launchFlat(reverseInBlock, dim3(1), dim3(128), data.data()),
+      "shared memory in a kernel launched without fibers");
 }
 
 TEST(HostEmu, HalfConversionsMatchRuntime) {
