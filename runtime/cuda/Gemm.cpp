@@ -6,6 +6,7 @@
 
 #include <cublasLt.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -115,11 +116,19 @@ Status GemmRunner::run(const GemmDesc &d, CUdeviceptr a, CUdeviceptr b,
   auto fail = [&](const char *what, cublasStatus_t st) {
     return Status::error(d.str() + ": " + what + ": " + lt(st));
   };
+  // Heuristics assume 256-byte aligned operands unless told otherwise, and
+  // plan buffers are aligned less (64 bytes by default): say how much.
+  auto alignment = [](CUdeviceptr p) -> uint32_t {
+    return p ? static_cast<uint32_t>(std::min<uint64_t>(256, p & (~p + 1)))
+             : 256;
+  };
+  uint32_t alignA = alignment(a), alignB = alignment(b), alignC = alignment(c);
   // The cache key: everything that shapes the descriptors.
-  std::string key = d.str() + "/" + std::to_string(d.strideA) + "," +
-                    std::to_string(d.strideB) + "," +
-                    std::to_string(d.strideC) + "/" +
-                    std::to_string(d.beta != 0.0f);
+  std::string key =
+      d.str() + "/" + std::to_string(d.strideA) + "," +
+      std::to_string(d.strideB) + "," + std::to_string(d.strideC) + "/" +
+      std::to_string(d.beta != 0.0f) + "/" + std::to_string(alignA) + "," +
+      std::to_string(alignB) + "," + std::to_string(alignC);
   auto it = im.plans.find(key);
   if (it == im.plans.end()) {
     std::unique_ptr<Plan> p(new Plan());
@@ -172,6 +181,13 @@ Status GemmRunner::run(const GemmDesc &d, CUdeviceptr a, CUdeviceptr b,
     uint64_t ws = im.workspaceBytes;
     cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    // cuBLASLt's A is our B (column-major view), its B our A.
+    for (auto [attr, value] :
+         {std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignB},
+          std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignA},
+          std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignC},
+          std::pair{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignC}})
+      cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof value);
     cublasLtMatmulHeuristicResult_t result;
     int found = 0;
     st = cublasLtMatmulAlgoGetHeuristic(im.handle, p->op, p->la, p->lb, p->lc,
