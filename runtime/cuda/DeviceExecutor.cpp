@@ -88,8 +88,17 @@ DeviceExecutor::setArguments(const std::vector<const void *> &hostArgs,
     return status.message();
   members.clear();
   if (options.cudaGraph) {
-    if (!backend.canCapture())
-      return "--cuda-graph: " + backend.describe() + " cannot capture graphs";
+    bool collectives = std::any_of(schedule.steps.begin(), schedule.steps.end(),
+                                   [](const Step &s) {
+                                     return s.kind == StepKind::AllGather ||
+                                            s.kind == StepKind::AllReduce ||
+                                            s.kind == StepKind::ReduceScatter ||
+                                            s.kind == StepKind::AllToAll;
+                                   });
+    if (collectives && !backend.canCaptureCollectives())
+      return "--cuda-graph: the collectives of " + backend.describe() +
+             " go through host memory and cannot be captured (NCCL can: "
+             "--comm nccl or --comm mpi)";
     if (allShapes.size() != static_cast<size_t>(schedule.mesh.numDevices()))
       return "--cuda-graph needs every rank's argument shapes";
     members.resize(allShapes.size());

@@ -123,8 +123,9 @@ public:
   virtual Status synchronize() = 0;
 
   /// Graph capture of everything issued to both streams between
-  /// beginCapture and endCapture; replay runs it again.
-  virtual bool canCapture() const { return false; }
+  /// beginCapture and endCapture; replay runs it again. Collectives can be
+  /// captured only where they are enqueued without the host.
+  virtual bool canCaptureCollectives() const { return false; }
   virtual Status beginCapture() {
     return Status::error("this device cannot capture graphs");
   }

@@ -111,6 +111,13 @@ Status EmuModule::build(const std::string &source, const std::string &cxx,
   void *handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     return Status::error(std::string("dlopen: ") + dlerror());
+  // A temporary folder goes once loaded (a failed build keeps it, named in
+  // the message, for a look at the source and the log).
+  if (workDir.empty()) {
+    for (const std::string &f : {src, so, log})
+      unlink(f.c_str());
+    rmdir(dir.c_str());
+  }
   module.reset(new EmuModule());
   module->handle = handle;
   module->so = so;

@@ -86,7 +86,7 @@ public:
   Status record(StreamId stream, int64_t event) override;
   Status wait(StreamId stream, int64_t event) override;
   Status synchronize() override;
-  bool canCapture() const override { return true; }
+  bool canCaptureCollectives() const override { return true; }
   Status beginCapture() override;
   Status endCapture() override;
   Status replay() override;

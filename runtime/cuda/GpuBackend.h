@@ -66,7 +66,7 @@ public:
   Status record(StreamId stream, int64_t event) override;
   Status wait(StreamId stream, int64_t event) override;
   Status synchronize() override;
-  bool canCapture() const override { return nccl != nullptr || !host; }
+  bool canCaptureCollectives() const override { return nccl != nullptr; }
   Status beginCapture() override;
   Status endCapture() override;
   Status replay() override;

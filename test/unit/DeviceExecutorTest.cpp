@@ -11,6 +11,7 @@
 #include "runtime/CommCollectives.h"
 #include "runtime/InProcessComm.h"
 #include "runtime/cuda/EmuBackend.h"
+#include "test/unit/PlanRanks.h"
 
 #include <gtest/gtest.h>
 
@@ -21,17 +22,9 @@
 using namespace spmd;
 using namespace spmd::cuda;
 using namespace spmd::plan;
+using spmd::test::runRanks;
 
 namespace {
-void runRanks(const Mesh &mesh,
-              const std::function<void(CommCollectives &)> &fn) {
-  InProcessWorld world(mesh);
-  world.run([&](InProcessComm &rank) {
-    CommCollectives comm(rank);
-    fn(comm);
-  });
-}
-
 BufferRef arena(int64_t offset) {
   return {BufferRef::Where::Arena, offset, DType::F32, {4}};
 }

@@ -3,6 +3,7 @@
 #include "runtime/CommCollectives.h"
 #include "runtime/Executor.h"
 #include "runtime/InProcessComm.h"
+#include "test/unit/PlanRanks.h"
 
 #include <gtest/gtest.h>
 
@@ -12,23 +13,13 @@
 
 using namespace spmd;
 using namespace spmd::plan;
+using spmd::test::runRanks;
 
 namespace {
 std::vector<float> iota(int64_t n, float start = 0) {
   std::vector<float> v(n);
   std::iota(v.begin(), v.end(), start);
   return v;
-}
-
-/// Runs `fn(comm)` on every rank of `mesh` as threads (runtime/InProcessComm
-/// through the executor's Collectives interface).
-void runRanks(const Mesh &mesh,
-              const std::function<void(CommCollectives &)> &fn) {
-  InProcessWorld world(mesh);
-  world.run([&](InProcessComm &rank) {
-    CommCollectives comm(rank);
-    fn(comm);
-  });
 }
 } // namespace
 

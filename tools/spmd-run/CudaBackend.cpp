@@ -64,8 +64,7 @@ class EmulatedProgram final : public ProgramBase {
 public:
   std::string summary() const override {
     return std::to_string(entries.size()) +
-           " kernel(s) compiled for the host emulation (" + module->path() +
-           ")";
+           " kernel(s) compiled for the host emulation";
   }
   std::string openRank(int64_t, plan::Collectives *hostComm,
                        std::unique_ptr<cuda::DeviceBackend> &out) override {
