@@ -659,6 +659,9 @@ int main(int argc, char **argv) {
     }
   if (failed)
     return 1;
+  if (cudaProgram)
+    llvm::errs() << "spmd-run: --backend " << backendKind << ": "
+                 << cudaProgram->summary() << "\n";
 
   // Assemble global results.
   std::vector<NpyArray> results(schedule.results.size());
@@ -750,11 +753,7 @@ int main(int argc, char **argv) {
 
   if (!check) {
     llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
-                 << " rank(s)"
-                 << (cudaProgram ? " (" + backendKind + ": " +
-                                       cudaProgram->summary() + ")"
-                                 : std::string())
-                 << ", " << steps << " step(s), "
+                 << " rank(s), " << steps << " step(s), "
                  << llvm::format("%.3f", stepSeconds * 1e3) << " ms/step\n";
     return 0;
   }
