@@ -101,6 +101,11 @@ DeviceExecutor::setArguments(const std::vector<const void *> &hostArgs,
              "--comm nccl or --comm mpi)";
     if (allShapes.size() != static_cast<size_t>(schedule.mesh.numDevices()))
       return "--cuda-graph needs every rank's argument shapes";
+  }
+  // Every member's block shapes from the plan, so collectives need not
+  // exchange them (a host synchronization per collective otherwise).
+  if ((options.cudaGraph || options.planShapes) &&
+      allShapes.size() == static_cast<size_t>(schedule.mesh.numDevices())) {
     members.resize(allShapes.size());
     for (size_t d = 0; d < allShapes.size(); ++d)
       if (std::string err = members[d].bind(schedule, static_cast<int64_t>(d),
@@ -399,14 +404,18 @@ std::string DeviceExecutor::issueCollective(size_t index, const OpInfo &op) {
       return s.message();
     computeSinceCollective = false;
   }
+  // Planned shapes always while capturing (nothing may wait for the host),
+  // else unless the collectives are to verify themselves.
+  bool planned = !members.empty() &&
+                 (options.planShapes || std::string(mode) == "captured");
   std::vector<Shape> memberShapes;
-  if (!members.empty())
+  if (planned)
     for (int64_t d : schedule.mesh.group(device, step.axes))
       memberShapes.push_back(members[d].resolve(step.operands[0]));
   Status s = backend.collective(
       step, address(step.operands[0]), rank.resolve(step.operands[0]),
       address(step.operands[1]), rank.resolve(step.operands[1]),
-      members.empty() ? nullptr : &memberShapes, op);
+      planned ? &memberShapes : nullptr, op);
   if (!s.ok())
     return s.message();
   int64_t done = nextEvent++;

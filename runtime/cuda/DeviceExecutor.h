@@ -23,9 +23,11 @@
 //    pending collective whose buffers it touches (reads or writes), and no
 //    longer, so independent compute overlaps communication. The step ends
 //    with both streams joined.
+//  * Collectives are told every member's block shape up front (computed
+//    from every rank's argument shapes and mesh coordinates), so none
+//    synchronizes with the host to exchange them.
 //  * CUDA Graphs (optional): the first run executes, the second is
-//    captured (collectives told every member's block shape up front, so
-//    none synchronizes with the host), later runs replay the graph.
+//    captured, later runs replay the graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +143,10 @@ struct DeviceExecutorOptions {
   bool allowTF32 = false;
   /// Capture the second run as a CUDA Graph and replay it afterwards.
   bool cudaGraph = false;
+  /// Give collectives every member's shapes from the plan (when every
+  /// rank's argument shapes are known) instead of their exchanging and
+  /// verifying them; off for --verify-collectives.
+  bool planShapes = true;
 };
 
 class DeviceExecutor {

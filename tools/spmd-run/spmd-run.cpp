@@ -579,6 +579,8 @@ int main(int argc, char **argv) {
       cuda::DeviceExecutorOptions options;
       options.cudaGraph = cudaGraph;
       options.allowTF32 = allowTF32;
+      // Verification needs the collectives' own exchange.
+      options.planShapes = !verifyCollectives;
       std::string err;
       rank = DeviceSteps::create(*cudaProgram, schedule, d, comm, options,
                                  local[d], localShapes, err);
