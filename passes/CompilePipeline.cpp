@@ -121,10 +121,16 @@ struct CompilePipelineOptions
           clEnumValN(PartitionMode::Off, "off",
                      "compile unpartitioned (one device; a hand-written "
                      "local program as every rank's program)"))};
+  Option<bool> scheduleCollectives{
+      *this, "schedule-collectives",
+      llvm::cl::desc("issue collectives as early as their operands allow "
+                     "(spmd-schedule-collectives)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
-void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition) {
+void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition,
+                                bool scheduleCollectives) {
   pm.addPass(std::make_unique<CompilePartitionStep>(partition.str()));
   // Helper functions are inlined into the entries: a schedule is one
   // straight-line sequence of steps.
@@ -134,6 +140,10 @@ void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition) {
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createSPMDFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+  // After fusion (which places fused ops at their consumers): collectives
+  // start as early as their data allows, for the GPU's streams to overlap.
+  if (scheduleCollectives)
+    pm.addNestedPass<func::FuncOp>(createSPMDScheduleCollectives());
   pm.addPass(createSPMDBufferize());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createSPMDOutlinePlan());
@@ -148,8 +158,10 @@ void spmd::registerCompilePipeline() {
       "plan memory",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         PartitionMode mode = options.partition;
-        buildCompilePipeline(pm, mode == PartitionMode::On    ? "on"
-                                 : mode == PartitionMode::Off ? "off"
-                                                              : "auto");
+        buildCompilePipeline(pm,
+                             mode == PartitionMode::On    ? "on"
+                             : mode == PartitionMode::Off ? "off"
+                                                          : "auto",
+                             options.scheduleCollectives);
       });
 }

@@ -23,8 +23,11 @@ void buildPartitionPipeline(mlir::OpPassManager &pm);
 /// fusion, bufferization, outlining, memory plan). `partition` is auto (a
 /// global program is partitioned first, see isGlobalProgram), on or off
 /// (compile unpartitioned on one device, spmd.constrain dropped).
+/// `scheduleCollectives` runs spmd-schedule-collectives before
+/// bufferization.
 void buildCompilePipeline(mlir::OpPassManager &pm,
-                          llvm::StringRef partition = "auto");
+                          llvm::StringRef partition = "auto",
+                          bool scheduleCollectives = true);
 /// Whether `module` is a global annotated program: it names a layout and has
 /// no spmd collectives and no argument with spmd.global_type (the marks of a
 /// local program). Not a plan.

@@ -310,4 +310,21 @@ def SPMDEmitCuda : Pass<"spmd-emit-cuda", "mlir::ModuleOp"> {
   ];
 }
 
+def SPMDScheduleCollectives
+    : Pass<"spmd-schedule-collectives", "mlir::func::FuncOp"> {
+  let summary = "issue collectives as early as their operands allow, so "
+                "compute overlaps them";
+  let description = [{
+    Runs on a local program (after `spmd-partition`). Every collective of
+    computed values moves up to right after the last of its operands is
+    produced (ops that exist only to feed it, such as the packing of a
+    bucketed all_reduce, move up with it); a collective of only function
+    arguments (an FSDP parameter gather) is prefetched one ahead, right
+    before the first user of the previous such collective. A GPU then runs
+    it on its communication stream while the compute in between proceeds.
+    Only the order within the block changes; every rank gets the same order.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
 #endif // SPMD_PASSES_TD
