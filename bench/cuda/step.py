@@ -197,7 +197,7 @@ class Runner:
     def spmd_cmd(self, folder, n, backend, extra, steps):
         cmd = [self.run_bin, f"{folder}/step.mlir", "--backend", backend,
                "--input-dir", f"{folder}/in", "--steps", str(steps), *extra]
-        if backend == "cuda" and self.args.comm == "mpi":
+        if self.args.comm == "mpi":
             cmd = ["mpirun", "--allow-run-as-root", "-np", str(n)] + cmd + ["--comm", "mpi"]
         return cmd
 
@@ -211,16 +211,22 @@ class Runner:
             return None, f"no 'ms/step' in the output of {quote(cmd)}:\n{text}"
         return float(m[-1]), text
 
-    def spmd_pair(self, folder, n, backend, extra):
-        """Steady ms per step from --steps 1 and --steps 1+K."""
+    def spmd_pair(self, folder, n, backend, extra, out_dir=None):
+        """Steady ms per step from --steps 1 and --steps 1+K (the first
+        writing its results to out_dir, outside spmd-run's timer)."""
         k = self.args.steps
-        t1, err = self.spmd_run(self.spmd_cmd(folder, n, backend, extra, 1))
+        first = extra + (["--output-dir", out_dir] if out_dir else [])
+        t1, err = self.spmd_run(self.spmd_cmd(folder, n, backend, first, 1))
         if t1 is None:
             return None, err
         tk, err = self.spmd_run(self.spmd_cmd(folder, n, backend, extra, 1 + k))
         if tk is None:
             return None, err
-        return (tk * (1 + k) - t1) / k, None
+        ms = (tk * (1 + k) - t1) / k
+        if ms <= 0:  # timer noise larger than K steps: raise --steps
+            return None, (f"T(1) = {t1:.3f} ms > T(1+{k}) x {1 + k} = "
+                          f"{tk * (1 + k):.3f} ms: timing noise; raise --steps")
+        return ms, None
 
     def torch_cmd(self, par, n, folder, device, prec_flags):
         return [self.args.torch_python, os.path.join(HERE, "step_torch.py"), par,
@@ -320,24 +326,31 @@ def dry_run(args, r):
 
 
 def measure(args, r):
-    count, name, how = gpu_info()
-    if count == 0:
-        print(f"no GPU: {how}; nothing measured (--dry-run checks everything "
-              "else on the CPU)")
-        return 1
-    for opt in (["cuda-graph"] if args.cuda_graph else []) + \
-            (["tf32"] if "tf32" in args.precisions.split(",") else []):
-        if not r.has_option(opt):
-            sys.exit(f"step.py: {r.run_bin} has no --{opt} option")
+    gpus = [int(g) for g in args.gpus.split(",")]
+    cuda = args.device == "cuda"
+    if cuda:
+        count, name, how = gpu_info()
+        if count == 0:
+            print(f"no GPU: {how}; nothing measured (--dry-run checks everything "
+                  "else on the CPU)")
+            return 1
+        for opt in (["cuda-graph"] if args.cuda_graph else []) + \
+                (["tf32"] if "tf32" in args.precisions.split(",") else []):
+            if not r.has_option(opt):
+                sys.exit(f"step.py: {r.run_bin} has no --{opt} option")
+    else:
+        # A test of this script: the same measurement on the CPU backend
+        # (simulated ranks) and torch on gloo.
+        count, name, how = max(gpus), "CPU", "--device cpu, simulated ranks"
     key, peaks = peak_for(name)
     size = dict(SIZES[args.size])
     for k in ("vocab", "dim", "heads", "layers", "seq", "batch"):
         if getattr(args, k) is not None:
             size[k] = getattr(args, k)
-    gpus = [int(g) for g in args.gpus.split(",")]
     skipped = [g for g in gpus if g > count]
     gpus = [g for g in gpus if g <= count]
     extra_spmd = (["--cuda-graph"] if args.cuda_graph else [])
+    backend = args.device
     rows, notes, cmds = [], [], []
     for prec in args.precisions.split(","):
         for n in gpus:
@@ -345,20 +358,28 @@ def measure(args, r):
             for par in pars:
                 tag = f"{prec}-{par}{n}"
                 log(f"[{tag}] export")
-                folder, ecmd, batch, _ = r.export(tag, size, par, n, prec)
-                spmd_extra = PRECISIONS[prec][1] + extra_spmd
-                tcmd = r.torch_cmd(par, n, folder, "cuda", PRECISIONS[prec][2])
-                cmds.append((tag, ecmd, r.spmd_cmd(folder, n, "cuda", spmd_extra, 1 + args.steps),
-                             tcmd))
+                folder, ecmd, batch, li = r.export(tag, size, par, n, prec)
+                spmd_extra = PRECISIONS[prec][1] + extra_spmd if cuda else []
+                tcmd = r.torch_cmd(par, n, folder, backend, PRECISIONS[prec][2])
+                cmds.append((tag, ecmd, r.spmd_cmd(folder, n, backend, spmd_extra,
+                                                   1 + args.steps), tcmd))
                 spmd_ms, torch_ms, torch_res, spmd_err = [], [], None, None
+                spmd_loss = None
                 for rep in range(args.reps):
                     log(f"[{tag}] rep {rep + 1}/{args.reps}: spmd-run pair")
-                    ms, err = r.spmd_pair(folder, n, "cuda", spmd_extra)
+                    # The first run's results give step 1's loss.
+                    out1 = f"{folder}/out1" if rep == 0 else None
+                    ms, err = r.spmd_pair(folder, n, backend, spmd_extra, out1)
                     if ms is None:
                         spmd_err = err
                         log(f"[{tag}] spmd-run failed:\n{err[-3000:]}")
                     else:
                         spmd_ms.append(ms)
+                    if out1 and os.path.exists(f"{out1}/result{li}.npy"):
+                        spmd_loss = float(np.load(f"{out1}/result{li}.npy")
+                                          .astype(np.float64))
+                    if out1:
+                        shutil.rmtree(out1, ignore_errors=True)
                     log(f"[{tag}] rep {rep + 1}/{args.reps}: torch")
                     tr = r.torch_run(tcmd)
                     torch_res = tr
@@ -375,9 +396,11 @@ def measure(args, r):
                                  spmd=statistics.median(spmd_ms) if spmd_ms else None,
                                  torch=statistics.median(torch_ms) if torch_ms else None,
                                  spmd_all=spmd_ms, torch_all=torch_ms,
-                                 spmd_err=spmd_err, torch_res=torch_res))
+                                 spmd_err=spmd_err, torch_res=torch_res,
+                                 spmd_loss=spmd_loss))
     out_path = args.out or os.path.join(
-        HERE, "results-step-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".md")
+        HERE if cuda else r.work,
+        "results-step-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".md")
     with open(out_path, "w") as f:
         write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
                      skipped, r.work)
@@ -390,7 +413,7 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
                  skipped, work):
     p = lambda s="": print(s, file=f)  # noqa: E731
     torch_v = next((r["torch_res"].get("torch") for r in rows if r["torch_res"]), "?")
-    p(f"## Training step on {name}: spmd-run --backend cuda vs PyTorch eager\n")
+    p(f"## Training step on {name}: spmd-run --backend {args.device} vs PyTorch eager\n")
     p(f"Command: `python3 bench/cuda/step.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}`"
       f"; {count} x {name} (found by {how}), PyTorch {torch_v}, spmd-run "
       f"--comm {args.comm}{' --cuda-graph' if args.cuda_graph else ''}. "
@@ -420,8 +443,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
                else 100 * tf(ms) / (r["n"] * peaks[col]))
         ratio = (r["torch"] / r["spmd"]) if r["spmd"] and r["torch"] else None
         p(f"| {r['prec']} | {PARALLELISMS[r['par']][0]} | {r['n']} | {r['batch']} | "
-          f"{r['flops'] / 1e9:.0f} | {fmt(r['spmd'], '.2f')} | {fmt(r['torch'], '.2f')} | "
-          f"{fmt(ratio, '.2f')} | {fmt(tf(r['spmd']))} | {fmt(tf(r['torch']))} | "
+          f"{r['flops'] / 1e9:.4g} | {fmt(r['spmd'], '.2f')} | {fmt(r['torch'], '.2f')} | "
+          f"{fmt(ratio, '.2f')} | {fmt(tf(r['spmd']), '.3g')} | {fmt(tf(r['torch']), '.3g')} | "
           f"{fmt(mfu(r['spmd']), '.1f')}{'%' if mfu(r['spmd']) is not None else ''} | "
           f"{fmt(mfu(r['torch']), '.1f')}{'%' if mfu(r['torch']) is not None else ''} |")
     p()
@@ -439,8 +462,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
               f"{', '.join(f'{x:.2f}' for x in r['torch_all']) or '—'}"
               + (f"; torch peak memory {t['max_memory_bytes'] / 2**30:.1f} GiB"
                  if t.get("max_memory_bytes") else "")
-              + (f"; torch losses {t['losses'][0]:.5g} .. {t['losses'][-1]:.5g}"
-                 if t.get("losses") else ""))
+              + (f"; loss of step 1 spmd {fmt(r['spmd_loss'], '.6g')}, torch "
+                 f"{t['losses'][0]:.6g}" if t.get("losses") else ""))
     p("\nPyTorch side (bench/cuda/step_torch.py): TP = parallelize_module with "
       "ColwiseParallel q/k/v/w1, RowwiseParallel wo/w2 and the embedding, the "
       "output ColwiseParallel gathered to Replicate before the loss (spmd's "
@@ -486,6 +509,9 @@ def main():
                          f"(default {PY})")
     ap.add_argument("--out", help="results file (default bench/cuda/"
                                   "results-step-<gpu name>.md)")
+    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                    help="cpu: the measurement on spmd-run's CPU backend and "
+                         "torch on gloo (a test of this script; use --size tiny)")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: tiny sizes on the CPU backend, see above")
     ap.add_argument("--dry-run-ranks", type=int, default=4)

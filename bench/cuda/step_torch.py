@@ -131,6 +131,8 @@ def load(folder, dtype):
     model = models.GPT(**hp["model_args"])
     state, batch = {}, []
     for i, a in enumerate(meta["args"]):
+        if a["kind"] not in ("param", "batch"):
+            continue  # optimizer state: torch's AdamW starts from zeros too
         v = torch.from_numpy(np.load(os.path.join(folder, "in", f"arg{i}.npy")))
         if a["kind"] == "param":
             state[a["name"]] = v
