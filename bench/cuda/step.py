@@ -198,7 +198,10 @@ class Runner:
         cmd = [self.run_bin, f"{folder}/step.mlir", "--backend", backend,
                "--input-dir", f"{folder}/in", "--steps", str(steps), *extra]
         if self.args.comm == "mpi":
-            cmd = ["mpirun", "--allow-run-as-root", "-np", str(n)] + cmd + ["--comm", "mpi"]
+            # The CPU test runs more ranks than this machine has cores.
+            over = ["--oversubscribe"] if backend == "cpu" else []
+            cmd = (shlex.split(self.args.mpirun) + over + ["-np", str(n)] + cmd +
+                   ["--comm", "mpi"])
         return cmd
 
     def spmd_run(self, cmd):
@@ -452,7 +455,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
         t = r["torch_res"] or {}
         what = f"{r['prec']} {PARALLELISMS[r['par']][0]} x{r['n']}"
         if r["spmd_err"]:
-            p(f"* {what}: spmd-run failed: `{r['spmd_err'].strip().splitlines()[-1][:300]}`")
+            why = [l for l in r["spmd_err"].splitlines() if l.strip("- \t")]
+            p(f"* {what}: spmd-run failed: `{(why or ['?'])[0][:300]}`")
         if t.get("status") in ("skipped", "failed"):
             p(f"* {what}: torch ({TORCH_LABEL[r['par']]}) {t['status']}: "
               f"{t['reason'].strip().splitlines()[0][:300]}")
@@ -502,6 +506,8 @@ def main():
     ap.add_argument("--comm", choices=["inproc", "mpi"], default="inproc",
                     help="spmd-run: one process with a thread per GPU, or "
                          "mpirun -np N with --comm mpi")
+    ap.add_argument("--mpirun", default="mpirun --allow-run-as-root",
+                    help="the launcher for --comm mpi (-np N follows)")
     ap.add_argument("--cuda-graph", action="store_true",
                     help="spmd-run --cuda-graph")
     ap.add_argument("--torch-python", default=PY,

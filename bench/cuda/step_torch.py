@@ -269,7 +269,13 @@ def main():
     args = ap.parse_args()
     why = probe(args.parallelism)
     if why is None and args.device == "cuda" and torch.cuda.device_count() < args.n:
-        why = f"{torch.cuda.device_count()} CUDA device(s) visible to torch, {args.n} needed"
+        why = (f"torch {version()} (CUDA {torch.version.cuda or 'none: a CPU-only build'}) "
+               f"sees {torch.cuda.device_count()} GPU(s), {args.n} needed")
+    if why is None and args.parallelism in ("tp", "sp"):
+        ma = json.load(open(os.path.join(args.dir, "hparams.json")))["model_args"]
+        if ma["heads"] % args.n or (args.parallelism == "sp" and ma["seq"] % args.n):
+            why = (f"{ma['heads']} heads and sequence {ma['seq']}: the heads "
+                   f"(and under SP the sequence) must divide among {args.n} ranks")
     if why is not None:
         print(json.dumps({"status": "skipped", "reason": why, "torch": version()}))
         return
