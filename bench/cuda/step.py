@@ -12,9 +12,10 @@ For each precision, GPU count N and parallelism it
 1. exports the step with the frontend (`python3 -m spmd_torch export ...
    --mesh tp=N --plan ... --feedback-order`, initial values and batch saved
    as arg<i>.npy);
-2. times spmd-run with a pair of runs, `--steps 1` and `--steps 1+K` (it
-   prints the mean over its steps; (T(1+K)(1+K) - T(1)) / K removes the first
-   step, and the load/compile happen before its timer anyway);
+2. times `spmd-run --backend cuda --comm nccl` with a pair of runs,
+   `--steps B` and `--steps B+K` (it prints the mean over its steps;
+   (T(B+K)(B+K) - T(B) B) / K removes the first B steps; B = 1, or 2 with
+   --cuda-graph, whose second step is the capture);
 3. times step_torch.py on N processes from the same initial values (W
    warm-up steps, then K steps);
 4. repeats 2-3 --reps times, interleaved, and reports medians, the ratio
@@ -194,15 +195,22 @@ class Runner:
         loss_index = [r["kind"] for r in meta["results"]].index("loss")
         return folder, cmd, batch, loss_index
 
+    def comm(self, backend):
+        """--comm: nccl on GPUs unless told, the threads' inproc otherwise."""
+        if self.args.comm:
+            return self.args.comm
+        return "nccl" if backend == "cuda" else "inproc"
+
     def spmd_cmd(self, folder, n, backend, extra, steps):
+        comm = self.comm(backend)
         cmd = [self.run_bin, f"{folder}/step.mlir", "--backend", backend,
                "--input-dir", f"{folder}/in", "--steps", str(steps), *extra]
-        if self.args.comm == "mpi":
+        if comm == "mpi":
             # The CPU test runs more ranks than this machine has cores.
-            over = ["--oversubscribe"] if backend == "cpu" else []
-            cmd = (shlex.split(self.args.mpirun) + over + ["-np", str(n)] + cmd +
-                   ["--comm", "mpi"])
-        return cmd
+            over = ["--oversubscribe"] if backend != "cuda" else []
+            return (shlex.split(self.args.mpirun) + over + ["-np", str(n)] + cmd +
+                    ["--comm", "mpi"])
+        return cmd + (["--comm", comm] if comm != "inproc" else [])
 
     def spmd_run(self, cmd):
         out = subprocess.run(cmd, capture_output=True, text=True, env=env())
@@ -214,21 +222,27 @@ class Runner:
             return None, f"no 'ms/step' in the output of {quote(cmd)}:\n{text}"
         return float(m[-1]), text
 
+    def base_steps(self):
+        """Steps the shorter run of a pair makes: 1, or 2 with --cuda-graph
+        (spmd-run captures the second step and replays it after)."""
+        return 2 if self.args.cuda_graph else 1
+
     def spmd_pair(self, folder, n, backend, extra, out_dir=None):
-        """Steady ms per step from --steps 1 and --steps 1+K (the first
-        writing its results to out_dir, outside spmd-run's timer)."""
-        k = self.args.steps
+        """Steady ms per step from --steps B and --steps B+K (B =
+        base_steps(); the first run writes its results to out_dir, outside
+        spmd-run's timer): (T(B+K)(B+K) - T(B) B) / K."""
+        k, b = self.args.steps, self.base_steps()
         first = extra + (["--output-dir", out_dir] if out_dir else [])
-        t1, err = self.spmd_run(self.spmd_cmd(folder, n, backend, first, 1))
+        t1, err = self.spmd_run(self.spmd_cmd(folder, n, backend, first, b))
         if t1 is None:
             return None, err
-        tk, err = self.spmd_run(self.spmd_cmd(folder, n, backend, extra, 1 + k))
+        tk, err = self.spmd_run(self.spmd_cmd(folder, n, backend, extra, b + k))
         if tk is None:
             return None, err
-        ms = (tk * (1 + k) - t1) / k
+        ms = (tk * (b + k) - t1 * b) / k
         if ms <= 0:  # timer noise larger than K steps: raise --steps
-            return None, (f"T(1) = {t1:.3f} ms > T(1+{k}) x {1 + k} = "
-                          f"{tk * (1 + k):.3f} ms: timing noise; raise --steps")
+            return None, (f"T({b}) x {b} = {t1 * b:.3f} ms > T({b}+{k}) x {b + k} = "
+                          f"{tk * (b + k):.3f} ms: timing noise; raise --steps")
         return ms, None
 
     def torch_cmd(self, par, n, folder, device, prec_flags):
@@ -278,6 +292,21 @@ def dry_run(args, r):
             text = chk.stdout + chk.stderr
             ok = chk.returncode == 0 and f"check passed ({n} ranks, 2 step(s))" in text
             colls = "; ".join(re.findall(r"collectives: (.*)", text)) or "none"
+            checks = [f"cpu {'passed' if ok else 'FAILED'}"]
+            # The GPU executor emulated on the CPU (spmd-run --backend
+            # cuda-emu), with the GPU flags of this precision.
+            for be in [b for b in args.dry_run_backends.split(",") if b != "cpu"]:
+                extra = PRECISIONS[prec][1] + (["--cuda-graph"] if args.cuda_graph else [])
+                steps = 1 + r.base_steps()
+                log(f"[{tag}] spmd-run --backend {be} --check --steps {steps}")
+                c2 = subprocess.run(r.spmd_cmd(folder, n, be, extra + ["--check"], steps),
+                                    capture_output=True, text=True)
+                t2 = c2.stdout + c2.stderr
+                ok2 = c2.returncode == 0 and f"check passed ({n} ranks, {steps} step(s))" in t2
+                checks.append(f"{be} {'passed' if ok2 else 'FAILED'}")
+                if not ok2:
+                    failures += 1
+                    log(f"[{tag}] spmd-run --backend {be} --check failed:\n{t2[-3000:]}")
             spmd_loss = None
             if ok:
                 spmd_loss = float(np.load(f"{folder}/out/result{li}.npy").astype(np.float64))
@@ -307,9 +336,10 @@ def dry_run(args, r):
                 torch_col, loss_col = "FAILED", f"{fmt(spmd_loss, '.6g')} / —"
                 log(f"[{tag}] step_torch.py failed: {tr['reason']}")
             print(f"| {prec} {PARALLELISMS[par][0]} | {colls} | "
-                  f"{'passed' if ok else 'FAILED'} | {fmt(ms)} | {torch_col} | {loss_col} |")
-            gpu_cmds.append(quote(r.spmd_cmd(folder, n, "cuda", PRECISIONS[prec][1],
-                                             1 + args.steps), r.work))
+                  f"{', '.join(checks)} | {fmt(ms)} | {torch_col} | {loss_col} |")
+            gpu_extra = PRECISIONS[prec][1] + (["--cuda-graph"] if args.cuda_graph else [])
+            gpu_cmds.append(quote(r.spmd_cmd(folder, n, "cuda", gpu_extra,
+                                             r.base_steps() + args.steps), r.work))
             gpu_cmds.append(quote(r.torch_cmd(par, n, folder, "cuda", PRECISIONS[prec][2]),
                                   r.work))
             if not args.keep_inputs:
@@ -331,6 +361,7 @@ def dry_run(args, r):
 def measure(args, r):
     gpus = [int(g) for g in args.gpus.split(",")]
     cuda = args.device == "cuda"
+    gpu_flags = args.device != "cpu"  # --tf32, --cuda-graph: cuda, cuda-emu
     if cuda:
         count, name, how = gpu_info()
         if count == 0:
@@ -342,9 +373,9 @@ def measure(args, r):
             if not r.has_option(opt):
                 sys.exit(f"step.py: {r.run_bin} has no --{opt} option")
     else:
-        # A test of this script: the same measurement on the CPU backend
-        # (simulated ranks) and torch on gloo.
-        count, name, how = max(gpus), "CPU", "--device cpu, simulated ranks"
+        # A test of this script: the same measurement on the CPU backend or
+        # the emulated GPU executor (simulated ranks), torch on gloo.
+        count, name, how = max(gpus), "CPU", f"--device {args.device}, simulated ranks"
     key, peaks = peak_for(name)
     size = dict(SIZES[args.size])
     for k in ("vocab", "dim", "heads", "layers", "seq", "batch"):
@@ -354,7 +385,7 @@ def measure(args, r):
     gpus = [g for g in gpus if g <= count]
     extra_spmd = (["--cuda-graph"] if args.cuda_graph else [])
     backend = args.device
-    rows, notes, cmds = [], [], []
+    rows, cmds = [], []
     for prec in args.precisions.split(","):
         for n in gpus:
             pars = ["single"] if n == 1 else args.parallelisms.split(",")
@@ -362,15 +393,16 @@ def measure(args, r):
                 tag = f"{prec}-{par}{n}"
                 log(f"[{tag}] export")
                 folder, ecmd, batch, li = r.export(tag, size, par, n, prec)
-                spmd_extra = PRECISIONS[prec][1] + extra_spmd if cuda else []
-                tcmd = r.torch_cmd(par, n, folder, backend, PRECISIONS[prec][2])
+                spmd_extra = PRECISIONS[prec][1] + extra_spmd if gpu_flags else []
+                tcmd = r.torch_cmd(par, n, folder, "cuda" if cuda else "cpu",
+                                   PRECISIONS[prec][2])
                 cmds.append((tag, ecmd, r.spmd_cmd(folder, n, backend, spmd_extra,
-                                                   1 + args.steps), tcmd))
+                                                   r.base_steps() + args.steps), tcmd))
                 spmd_ms, torch_ms, torch_res, spmd_err = [], [], None, None
                 spmd_loss = None
                 for rep in range(args.reps):
                     log(f"[{tag}] rep {rep + 1}/{args.reps}: spmd-run pair")
-                    # The first run's results give step 1's loss.
+                    # The shorter run's results give step B's loss.
                     out1 = f"{folder}/out1" if rep == 0 else None
                     ms, err = r.spmd_pair(folder, n, backend, spmd_extra, out1)
                     if ms is None:
@@ -415,17 +447,20 @@ def measure(args, r):
 def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
                  skipped, work):
     p = lambda s="": print(s, file=f)  # noqa: E731
+    b = 2 if args.cuda_graph else 1  # the step whose loss is compared
+    r_comm = args.comm or ("nccl" if args.device == "cuda" else "inproc")
     torch_v = next((r["torch_res"].get("torch") for r in rows if r["torch_res"]), "?")
     p(f"## Training step on {name}: spmd-run --backend {args.device} vs PyTorch eager\n")
     p(f"Command: `python3 bench/cuda/step.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}`"
       f"; {count} x {name} (found by {how}), PyTorch {torch_v}, spmd-run "
-      f"--comm {args.comm}{' --cuda-graph' if args.cuda_graph else ''}. "
+      f"--comm {r_comm}{' --cuda-graph' if args.cuda_graph else ''}. "
       f"Model: models.GPT {json.dumps({k: size[k] for k in ('vocab', 'dim', 'heads', 'layers', 'seq')})}, "
       f"AdamW (lr {HPARAMS['lr']}, weight decay {HPARAMS['weight_decay']}), "
       f"cross-entropy; batch {size['batch']} sequences per step for TP/TP+SP "
       f"and per GPU for DP/FSDP. ms/step: median of {args.reps} "
-      f"interleaved repetitions; spmd-run (T(1+{args.steps}) - T(1)) / "
-      f"{args.steps}, torch {args.steps} steps after {args.warmup} warm-up steps.\n")
+      f"interleaved repetitions; spmd-run (T(B+{args.steps}) (B+{args.steps}) - T(B) B) / "
+      f"{args.steps} with B = {2 if args.cuda_graph else 1} (T: its mean ms/step), torch "
+      f"{args.steps} steps after {args.warmup} warm-up steps.\n")
     if peaks:
         p(f"MFU: model FLOPs per step (GEMMs counted from the shapes, see "
           f"step_flops in step.py) / step time / (GPUs x dense peak of "
@@ -466,8 +501,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
               f"{', '.join(f'{x:.2f}' for x in r['torch_all']) or '—'}"
               + (f"; torch peak memory {t['max_memory_bytes'] / 2**30:.1f} GiB"
                  if t.get("max_memory_bytes") else "")
-              + (f"; loss of step 1 spmd {fmt(r['spmd_loss'], '.6g')}, torch "
-                 f"{t['losses'][0]:.6g}" if t.get("losses") else ""))
+              + (f"; loss of step {b} spmd {fmt(r['spmd_loss'], '.6g')}, torch "
+                 f"{t['losses'][b - 1]:.6g}" if len(t.get("losses", [])) >= b else ""))
     p("\nPyTorch side (bench/cuda/step_torch.py): TP = parallelize_module with "
       "ColwiseParallel q/k/v/w1, RowwiseParallel wo/w2 and the embedding, the "
       "output ColwiseParallel gathered to Replicate before the loss (spmd's "
@@ -476,7 +511,7 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
       "one unit per block. torch.optim.AdamW (foreach default). spmd's "
       "embedding is a one-hot contraction (not in the FLOP count).\n")
     p("Commands (WORK = the working folder; every row: export, spmd-run pair "
-      "with --steps 1 and the one shown, torch):\n")
+      "with --steps B and the one shown, torch):\n")
     for tag, e, s, t in cmds:
         p(f"    # {tag}")
         for c in (e, s, t):
@@ -503,9 +538,12 @@ def main():
     ap.add_argument("--work", help="working folder (default: a temporary one)")
     ap.add_argument("--keep-inputs", action="store_true",
                     help="keep each export's arg<i>.npy (GBs at full size)")
-    ap.add_argument("--comm", choices=["inproc", "mpi"], default="inproc",
-                    help="spmd-run: one process with a thread per GPU, or "
-                         "mpirun -np N with --comm mpi")
+    ap.add_argument("--comm", choices=["nccl", "inproc", "mpi"],
+                    help="spmd-run's communicator: nccl (one process, a thread "
+                         "and a GPU per rank; the default on GPUs), inproc "
+                         "(threads, collectives staged through host memory; "
+                         "the default on the CPU), mpi (mpirun -np N, NCCL "
+                         "over MPI on GPUs)")
     ap.add_argument("--mpirun", default="mpirun --allow-run-as-root",
                     help="the launcher for --comm mpi (-np N follows)")
     ap.add_argument("--cuda-graph", action="store_true",
@@ -515,12 +553,17 @@ def main():
                          f"(default {PY})")
     ap.add_argument("--out", help="results file (default bench/cuda/"
                                   "results-step-<gpu name>.md)")
-    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
-                    help="cpu: the measurement on spmd-run's CPU backend and "
-                         "torch on gloo (a test of this script; use --size tiny)")
+    ap.add_argument("--device", choices=["cuda", "cpu", "cuda-emu"], default="cuda",
+                    help="cpu / cuda-emu: the measurement on spmd-run's CPU "
+                         "backend / its GPU executor emulated on the CPU, torch "
+                         "on gloo (a test of this script; use --size tiny)")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: tiny sizes on the CPU backend, see above")
     ap.add_argument("--dry-run-ranks", type=int, default=4)
+    ap.add_argument("--dry-run-backends", default="cpu",
+                    help="spmd-run backends the dry run checks: cpu, and "
+                         "cuda-emu (the GPU executor emulated on the CPU, "
+                         "~20 s per program)")
     args = ap.parse_args()
     for x in args.precisions.split(","):
         if x not in PRECISIONS:

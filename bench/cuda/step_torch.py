@@ -29,6 +29,7 @@ device synchronize and a barrier before and after (no synchronize inside),
 divided by K.
 """
 import argparse
+import datetime
 import functools
 import json
 import math
@@ -36,6 +37,7 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 
 import numpy as np
 import torch
@@ -167,6 +169,16 @@ def tp_plans(api, sp):
 
 
 def worker(rank, n, par, folder, args, store, out):
+    """One rank; a failure leaves its traceback in out.err<rank>."""
+    try:
+        run_rank(rank, n, par, folder, args, store, out)
+    except BaseException:
+        with open(f"{out}.err{rank}", "w") as f:
+            f.write(traceback.format_exc())
+        raise
+
+
+def run_rank(rank, n, par, folder, args, store, out):
     cuda = args.device == "cuda"
     if not cuda:
         torch.set_num_threads(1)  # N ranks share the CPU
@@ -177,7 +189,8 @@ def worker(rank, n, par, folder, args, store, out):
     dev = torch.device("cuda", rank) if cuda else torch.device("cpu")
     dist.init_process_group("nccl" if cuda else "gloo",
                             init_method=f"file://{store}", rank=rank,
-                            world_size=n)
+                            world_size=n,
+                            timeout=datetime.timedelta(seconds=args.timeout))
     dtype = getattr(torch, args.dtype)
     hp, model, (tokens, targets) = load(folder, dtype)
     model = model.to(dev)
@@ -266,6 +279,8 @@ def main():
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--tf32", action="store_true")
+    ap.add_argument("--timeout", type=float, default=300,
+                    help="seconds a collective may wait (process group timeout)")
     args = ap.parse_args()
     why = probe(args.parallelism)
     if why is None and args.device == "cuda" and torch.cuda.device_count() < args.n:
@@ -287,9 +302,35 @@ def main():
              for r in range(args.n)]
     for p in procs:
         p.start()
-    for p in procs:
-        p.join()
+    # A rank that fails leaves the others waiting in a collective: stop them.
+    # A rank stuck at the exit once the others finished (seen once with
+    # gloo on a loaded machine) is stopped after a grace period.
+    deadline = time.monotonic() + args.timeout + 60 * (args.warmup + args.steps)
+    first_done = None
+    while any(p.is_alive() for p in procs):
+        now = time.monotonic()
+        failed = any(p.exitcode not in (None, 0) for p in procs)
+        if first_done is None and any(p.exitcode == 0 for p in procs):
+            first_done = now
+        stuck = first_done is not None and now - first_done > 60
+        if failed or stuck or now > deadline:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in procs:
+                p.join(10)
+            if stuck and not failed and os.path.exists(out):
+                sys.stderr.write("step_torch.py: ranks "
+                                 f"{[r for r, p in enumerate(procs) if p.exitcode]} "
+                                 "did not exit 60 s after the others; stopped\n")
+                print(open(out).read())
+                return
+            break
+        time.sleep(0.2)
     if any(p.exitcode != 0 for p in procs) or not os.path.exists(out):
+        for r in range(args.n):
+            if os.path.exists(f"{out}.err{r}"):
+                sys.stderr.write(f"rank {r}:\n" + open(f"{out}.err{r}").read())
         print(json.dumps({"status": "failed", "torch": version(),
                           "reason": f"exit codes {[p.exitcode for p in procs]} "
                                     "(the ranks' tracebacks are on stderr)"}))
