@@ -168,7 +168,16 @@ class Runner:
     def has_option(self, opt):
         return re.search(rf"--{re.escape(opt)}\b", self.help) is not None
 
-    def export(self, tag, size, par, n, prec):
+    def export_cmd(self, tracing, rest):
+        """The frontend's CLI (real tracing) or export_fake.py (the same
+        CLI with fake-tensor tracing)."""
+        if tracing == "fake":
+            return [PY, os.path.join(HERE, "export_fake.py"), "export"] + rest
+        return [PY, "-m", "spmd_torch", "export"] + rest
+
+    def export(self, tag, size, par, n, prec, compare_tracing=False):
+        """Exports into WORK/tag; compare_tracing: also with the other
+        tracing mode (no inputs saved), which must give the same text."""
         folder = os.path.join(self.work, tag)
         if os.path.exists(folder):
             shutil.rmtree(folder)
@@ -176,19 +185,29 @@ class Runner:
         _, mesh_args, scaled = PARALLELISMS[par]
         batch = size["batch"] * (n if scaled else 1)
         model_args = {k: size[k] for k in ("vocab", "dim", "heads", "layers", "seq")}
-        cmd = [PY, "-m", "spmd_torch", "export", f"{MODELS_PY}:GPT",
-               "--model-args", json.dumps(model_args), *mesh_args(n),
+        rest = [f"{MODELS_PY}:GPT", "--model-args", json.dumps(model_args), *mesh_args(n),
                "--batch-shape", f"{batch},{size['seq']}",
                "--optimizer", "adamw", "--lr", str(HPARAMS["lr"]),
                "--betas", ",".join(map(str, HPARAMS["betas"])),
                "--eps", str(HPARAMS["eps"]),
                "--weight-decay", str(HPARAMS["weight_decay"]),
-               "--dtype", PRECISIONS[prec][0], "--feedback-order",
-               "-o", f"{folder}/step.mlir", "--save-inputs", f"{folder}/in",
-               "--metadata", f"{folder}/meta.json"]
+               "--dtype", PRECISIONS[prec][0], "--feedback-order"]
+        cmd = self.export_cmd(self.args.tracing, rest + [
+            "-o", f"{folder}/step.mlir", "--save-inputs", f"{folder}/in",
+            "--metadata", f"{folder}/meta.json"])
         out = subprocess.run(cmd, capture_output=True, text=True, env=env(), cwd=ROOT)
         if out.returncode != 0:
             sys.exit(f"step.py: export failed:\n{quote(cmd)}\n{out.stdout}{out.stderr}")
+        if compare_tracing:
+            other = "real" if self.args.tracing == "fake" else "fake"
+            c2 = self.export_cmd(other, rest + ["-o", f"{folder}/step.{other}.mlir"])
+            out = subprocess.run(c2, capture_output=True, text=True, env=env(), cwd=ROOT)
+            if out.returncode != 0:
+                sys.exit(f"step.py: export failed:\n{quote(c2)}\n{out.stdout}{out.stderr}")
+            if open(f"{folder}/step.mlir").read() != open(f"{folder}/step.{other}.mlir").read():
+                sys.exit(f"step.py: {tag}: the export with {other} tracing differs "
+                         f"from the one with {self.args.tracing} tracing "
+                         f"({folder}/step.mlir, step.{other}.mlir)")
         with open(f"{folder}/hparams.json", "w") as f:
             json.dump(dict(HPARAMS, model="gpt", model_args=model_args), f)
         meta = json.load(open(f"{folder}/meta.json"))
@@ -283,7 +302,8 @@ def dry_run(args, r):
         for par in pars:
             tag = f"dry-{prec}-{par}{n}"
             log(f"[{tag}] export")
-            folder, cmd, batch, li = r.export(tag, size, par, n, prec)
+            folder, cmd, batch, li = r.export(tag, size, par, n, prec,
+                                              compare_tracing=args.tracing == "fake")
             log(f"[{tag}] spmd-run --check --steps 2")
             chk = subprocess.run([r.run_bin, f"{folder}/step.mlir", "--ranks", str(n),
                                   "--input-dir", f"{folder}/in", "--output-dir",
@@ -508,7 +528,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
       "output ColwiseParallel gathered to Replicate before the loss (spmd's "
       "plan keeps the logits vocabulary-sharded); TP+SP adds SequenceParallel "
       "norms and PrepareModuleInput; DP = DDP; FSDP = FullyShardedDataParallel, "
-      "one unit per block. torch.optim.AdamW (foreach default). spmd's "
+      "one unit per block. Eager, the attention as models.py writes it (no "
+      "fused SDPA). torch.optim.AdamW (foreach default). spmd's "
       "embedding is a one-hot contraction (not in the FLOP count).\n")
     p("Commands (WORK = the working folder; every row: export, spmd-run pair "
       "with --steps B and the one shown, torch):\n")
@@ -532,6 +553,10 @@ def main():
     ap.add_argument("--size", default="gpt", choices=list(SIZES))
     for k in ("vocab", "dim", "heads", "layers", "seq", "batch"):
         ap.add_argument(f"--{k}", type=int, help=f"override the size's {k}")
+    ap.add_argument("--tracing", choices=["fake", "real"], default="fake",
+                    help="make_fx tracing of the export: fake (export_fake.py, "
+                         "seconds at full size; the dry run checks that it "
+                         "gives the real tracing's program) or real (the CLI)")
     ap.add_argument("--steps", type=int, default=10, help="timed steps per run")
     ap.add_argument("--warmup", type=int, default=3, help="torch warm-up steps")
     ap.add_argument("--reps", type=int, default=3)
