@@ -232,7 +232,10 @@ class Runner:
         return cmd + (["--comm", comm] if comm != "inproc" else [])
 
     def spmd_run(self, cmd):
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env())
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env())
+        except OSError as e:
+            return None, f"{quote(cmd)}: {e}"
         text = out.stdout + out.stderr
         if out.returncode != 0:
             return None, text
