@@ -45,6 +45,46 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
                                      spmd::kPlanVersion));
   }
 
+  /// On a GPU a collective runs on its own stream until the first later
+  /// step that touches its buffers waits for it; sequential liveness would
+  /// hand its input to the next step's output and make that step wait
+  /// (spmd-schedule-collectives' overlap lost). The input stays live until
+  /// then.
+  static void
+  extendForAsyncCollectives(Block &body,
+                            DenseMap<Operation *, int64_t> &position,
+                            int64_t end, SmallVector<Interval> &buffers) {
+    DenseMap<Operation *, Interval *> byAlloc;
+    for (Interval &b : buffers)
+      byAlloc[b.alloc] = &b;
+    auto root = [](Value v) -> Operation * {
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                 memref::CastOp>(def))
+          return def;
+        v = def->getOperand(0);
+      }
+      return nullptr;
+    };
+    for (Operation &op : body) {
+      if (!isa<spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
+               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp>(op))
+        continue;
+      Operation *in = root(op.getOperand(0)), *out = root(op.getOperand(1));
+      int64_t done = end;
+      for (Operation *next = op.getNextNode(); next && done == end;
+           next = next->getNextNode())
+        for (Value operand : next->getOperands()) {
+          Operation *r = root(operand);
+          if (r && (r == in || r == out))
+            done = position[next];
+        }
+      for (Operation *buffer : {in, out})
+        if (Interval *interval = byAlloc.lookup(buffer))
+          interval->last = std::max(interval->last, done);
+    }
+  }
+
   LogicalResult plan(func::FuncOp func) {
     if (!func.getBody().hasOneBlock())
       return func.emitError() << "schedule must have a single block";
@@ -98,6 +138,8 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       }
       buffers.push_back(interval);
     }
+
+    extendForAsyncCollectives(body, position, end, buffers);
 
     // First fit, largest first: a buffer takes the lowest aligned offset
     // that does not overlap a placed buffer whose live range overlaps.

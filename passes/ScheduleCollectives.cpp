@@ -55,29 +55,41 @@ SmallVector<Operation *> producersIn(Block &block, Operation *op) {
   return defs;
 }
 
-/// Moves `op` up to right after the latest of its producers in `block`,
-/// first doing the same for producers that exist only to feed it (the
-/// packing of a bucketed all_reduce, a reshape): the collective then starts
-/// as soon as its data can. Returns whether `op` has producers in `block`.
-bool hoist(Block &block, Operation *op, int depth = 0) {
-  SmallVector<Operation *> defs = producersIn(block, op);
-  for (Operation *def : defs)
+/// `op` and the ops that exist only to feed it (sole-use, side-effect-free
+/// producers, transitively: the packing of a bucketed all_reduce, a
+/// reshape, the matmul computing a gradient and its zero-filled init).
+void collectGroup(Block &block, Operation *op,
+                  llvm::SetVector<Operation *> &group, int depth = 0) {
+  group.insert(op);
+  for (Operation *def : producersIn(block, op))
     if (depth < 16 && def->hasOneUse() && *def->user_begin() == op &&
         isMemoryEffectFree(def) && !isCollective(def))
-      hoist(block, def, depth + 1);
+      collectGroup(block, def, group, depth + 1);
+}
+
+/// Moves `op` with its group (collectGroup) up to right after the latest
+/// op outside the group they need, keeping the group's order: the
+/// collective starts as soon as its data can, and a zero fill stays next
+/// to its user rather than rising to the constants at the top. Returns
+/// whether anything in the block precedes the group.
+bool hoist(Block &block, Operation *op) {
+  llvm::SetVector<Operation *> group;
+  collectGroup(block, op, group);
   Operation *last = nullptr;
-  for (Operation *def : producersIn(block, op))
-    if (!last || last->isBeforeInBlock(def))
-      last = def;
-  if (!last) {
-    // Nothing in the block: a sole-use producer (an empty tensor) can go
-    // first; a collective of arguments is placed by the caller.
-    if (depth > 0)
-      op->moveBefore(&block.front());
+  for (Operation *member : group)
+    for (Operation *def : producersIn(block, member))
+      if (!group.contains(def) && (!last || last->isBeforeInBlock(def)))
+        last = def;
+  if (!last)
     return false;
+  SmallVector<Operation *> ordered(group.begin(), group.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *member : ordered) {
+    if (member != last->getNextNode())
+      member->moveAfter(last);
+    last = member;
   }
-  if (last->getNextNode() != op)
-    op->moveAfter(last);
   return true;
 }
 

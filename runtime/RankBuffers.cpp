@@ -89,6 +89,26 @@ void RankBuffers::placeHeapBuffers(const Schedule &schedule,
       use(ref, i);
   for (const BufferRef &ref : schedule.resultRefs)
     use(ref, end);
+  // A collective runs asynchronously on a GPU until the first later step
+  // touching its buffers (spmd-plan-memory does the same for the arena):
+  // its heap buffers stay live until then.
+  for (int64_t i = 0; i < end; ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.kind != StepKind::AllGather && step.kind != StepKind::AllReduce &&
+        step.kind != StepKind::ReduceScatter && step.kind != StepKind::AllToAll)
+      continue;
+    auto same = [](const BufferRef &a, const BufferRef &b) {
+      return a.where == b.where && a.index == b.index;
+    };
+    int64_t done = end;
+    for (int64_t j = i + 1; j < end && done == end; ++j)
+      for (const BufferRef &ref : schedule.steps[j].operands)
+        if (same(ref, step.operands[0]) || same(ref, step.operands[1]))
+          done = j;
+    for (const BufferRef &ref : step.operands)
+      if (ref.where == BufferRef::Where::Heap)
+        last[ref.index] = std::max(last[ref.index], done);
+  }
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i)
     order[i] = i;

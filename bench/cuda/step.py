@@ -100,10 +100,10 @@ def env():
 
 
 def quote(cmd, work=None):
-    s = " ".join(shlex.quote(str(a)) for a in cmd).replace(ROOT + "/", "")
-    if work:
-        s = s.replace(work, "WORK")
-    return s.replace(PY + " ", "python3 ")
+    s = " ".join(shlex.quote(str(a)) for a in cmd)
+    if work:  # before the root: the working folder may lie inside it
+        s = s.replace(os.path.abspath(work), "WORK")
+    return s.replace(ROOT + "/", "").replace(PY + " ", "python3 ")
 
 
 def step_flops(s, batch):

@@ -147,6 +147,7 @@ std::string DeviceExecutor::run() {
     if (Status s = backend.beginCapture(); !s.ok())
       return "graph capture: " + s.message();
   pending.clear();
+  stats = OverlapStats();
   computeSinceCollective = true;
   nextEvent = 0;
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
@@ -188,7 +189,7 @@ std::string DeviceExecutor::joinStreams() {
   if (pending.empty())
     return "";
   Status s = backend.wait(StreamId::Compute, pending.back().event);
-  pending.clear();
+  retire(pending.size());
   return s.ok() ? "" : s.message();
 }
 
@@ -240,6 +241,10 @@ std::string DeviceExecutor::issue(size_t index) {
   if (std::string err = computeWaitsFor(op); !err.empty())
     return err;
   computeSinceCollective = true;
+  ++stats.computeSteps;
+  stats.computeWhilePending += !pending.empty();
+  for (Pending &p : pending)
+    ++p.computeBehind;
   switch (step.kind) {
   case StepKind::Kernel:
     return issueKernel(step, op);
@@ -261,10 +266,16 @@ std::string DeviceExecutor::computeWaitsFor(const OpInfo &op) {
     if (!touches)
       continue;
     Status s = backend.wait(StreamId::Compute, pending[p].event);
-    pending.erase(pending.begin(), pending.begin() + p + 1);
+    retire(p + 1);
     return s.ok() ? "" : s.message();
   }
   return "";
+}
+
+void DeviceExecutor::retire(size_t end) {
+  for (size_t p = 0; p < end; ++p)
+    stats.overlapped += pending[p].computeBehind > 0;
+  pending.erase(pending.begin(), pending.begin() + end);
 }
 
 std::string DeviceExecutor::issueKernel(const Step &step, const OpInfo &op) {
@@ -422,6 +433,7 @@ std::string DeviceExecutor::issueCollective(size_t index, const OpInfo &op) {
   if (Status r = backend.record(StreamId::Comm, done); !r.ok())
     return r.message();
   pending.push_back({done, op.accesses});
+  ++stats.collectives;
   return "";
 }
 

@@ -139,6 +139,19 @@ public:
   }
 };
 
+/// How much compute a step issues while collectives are in flight: the
+/// overlap the plan's order allows (what the GPU then achieves depends on
+/// the kernels' sizes).
+struct OverlapStats {
+  int64_t collectives = 0;
+  /// Collectives with at least one compute step issued behind them before
+  /// the compute stream had to wait for them.
+  int64_t overlapped = 0;
+  int64_t computeSteps = 0;
+  /// Compute steps issued while some collective was pending.
+  int64_t computeWhilePending = 0;
+};
+
 struct DeviceExecutorOptions {
   bool allowTF32 = false;
   /// Capture the second run as a CUDA Graph and replay it afterwards.
@@ -176,6 +189,8 @@ public:
   void failBeforeStep(int64_t step) { failStep = step; }
   /// How the last run went: "executed", "captured" or "replayed".
   const char *lastRunMode() const { return mode; }
+  /// Overlap of the last executed or captured run.
+  const OverlapStats &overlap() const { return stats; }
 
 private:
   DevicePtr address(const plan::BufferRef &ref) const;
@@ -207,7 +222,11 @@ private:
   struct Pending {
     int64_t event;
     std::vector<Access> accesses;
+    int64_t computeBehind = 0;
   };
+  /// Drops pending[0..end), counting the ones compute overlapped.
+  void retire(size_t end);
+  OverlapStats stats;
   std::vector<Pending> pending;
   bool computeSinceCollective = false;
   int64_t nextEvent = 0;

@@ -33,9 +33,9 @@ func.func @gradients(%w1: tensor<4xf32>, %w2: tensor<4xf32>, %x: tensor<4xf32>, 
 spmd.mesh @dp2 ["dp"=2]
 
 // CHECK-LABEL: func.func @bucket
-// CHECK: %[[G1:.*]] = arith.mulf %arg0, %arg0
-// CHECK-NEXT: %[[G2:.*]] = arith.mulf %arg1, %arg1
-// CHECK-NEXT: %[[CAT:.*]] = tensor.concat dim(0) %[[G1]], %[[G2]]
+// CHECK-DAG: %[[G1:.*]] = arith.mulf %arg0, %arg0
+// CHECK-DAG: %[[G2:.*]] = arith.mulf %arg1, %arg1
+// CHECK: %[[CAT:.*]] = tensor.concat dim(0) %[[G1]], %[[G2]]
 // CHECK-NEXT: %[[R:.*]] = spmd.all_reduce %[[CAT]]
 // CHECK-NEXT: %[[H:.*]] = arith.mulf %[[G2]], %arg2
 func.func @bucket(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>)
@@ -90,4 +90,33 @@ func.func @nothing_to_overlap(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4x
   %r = spmd.all_reduce %y on @tp2 ["tp"] sum : tensor<4xf32>
   %z = arith.addf %r, %a : tensor<4xf32>
   return %z : tensor<4xf32>
+}
+
+// -----
+
+// A gradient's matmul exists only for the all_reduce: it rises with it,
+// and its zero-filled init stays next to it instead of rising to the
+// constants at the top (which would keep that buffer live all step).
+spmd.mesh @dp2 ["dp"=2]
+
+// CHECK-LABEL: func.func @fill_stays_close
+// CHECK: %[[DY:.*]] = arith.mulf %arg1, %arg1
+// CHECK-NEXT: arith.constant 0.0
+// CHECK-NEXT: %[[E:.*]] = tensor.empty()
+// CHECK-NEXT: %[[Z:.*]] = linalg.fill {{.*}} outs(%[[E]]
+// CHECK-NEXT: %[[DW:.*]] = linalg.matmul ins(%arg0, %[[DY]] {{.*}} outs(%[[Z]]
+// CHECK-NEXT: %[[R:.*]] = spmd.all_reduce %[[DW]]
+// CHECK-NEXT: %[[DX:.*]] = arith.mulf %[[DY]], %arg2
+// CHECK-NEXT: %[[U:.*]] = arith.subf %arg3, %[[R]]
+func.func @fill_stays_close(%x: tensor<4x4xf32>, %g: tensor<4x4xf32>, %w: tensor<4x4xf32>, %p: tensor<4x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %dy = arith.mulf %g, %g : tensor<4x4xf32>
+  %dx = arith.mulf %dy, %w : tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %dw = linalg.matmul ins(%x, %dy : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = spmd.all_reduce %dw on @dp2 ["dp"] sum : tensor<4x4xf32>
+  %u = arith.subf %p, %r : tensor<4x4xf32>
+  return %u, %dx : tensor<4x4xf32>, tensor<4x4xf32>
 }
