@@ -337,7 +337,13 @@ def dry_run(args, r):
                 failures += 1
                 log(f"[{tag}] spmd-run --check failed:\n{text[-3000:]}")
             ms, err = r.spmd_pair(folder, n, "cpu", [])
-            if ms is None:
+            ms_cell = fmt(ms)
+            if ms is None and err.endswith("raise --steps"):
+                # The CPU timing is only a smoke test of the timing path: on a
+                # loaded machine the difference of two runs can be noise.
+                ms_cell = "noisy"
+                log(f"[{tag}] spmd-run timing noisy (not a failure):\n{err}")
+            elif ms is None:
                 failures += 1
                 log(f"[{tag}] spmd-run timing failed:\n{err[-3000:]}")
             log(f"[{tag}] step_torch.py {par} {n} --device cpu")
@@ -359,7 +365,7 @@ def dry_run(args, r):
                 torch_col, loss_col = "FAILED", f"{fmt(spmd_loss, '.6g')} / —"
                 log(f"[{tag}] step_torch.py failed: {tr['reason']}")
             print(f"| {prec} {PARALLELISMS[par][0]} | {colls} | "
-                  f"{', '.join(checks)} | {fmt(ms)} | {torch_col} | {loss_col} |")
+                  f"{', '.join(checks)} | {ms_cell} | {torch_col} | {loss_col} |")
             gpu_extra = PRECISIONS[prec][1] + (["--cuda-graph"] if args.cuda_graph else [])
             gpu_cmds.append(quote(r.spmd_cmd(folder, n, "cuda", gpu_extra,
                                              r.base_steps() + args.steps), r.work))
