@@ -269,6 +269,8 @@ public:
   virtual std::string results(std::vector<std::vector<char>> &data,
                               std::vector<Shape> &shapes) = 0;
   virtual void failBeforeStep(int64_t step) = 0;
+  /// What the backend has to say about the last step ("" for the CPU).
+  virtual std::string report() const { return ""; }
 };
 
 class CpuSteps final : public RankSteps {
@@ -354,6 +356,14 @@ public:
     return "";
   }
   void failBeforeStep(int64_t step) override { executor->failBeforeStep(step); }
+  std::string report() const override {
+    const cuda::OverlapStats &s = executor->overlap();
+    return std::to_string(s.collectives) + " collective(s), " +
+           std::to_string(s.overlapped) + " with compute issued behind them; " +
+           std::to_string(s.computeWhilePending) + " of " +
+           std::to_string(s.computeSteps) +
+           " compute steps issued while a collective was in flight";
+  }
 
 private:
   DeviceSteps() = default;
@@ -566,7 +576,8 @@ int main(int argc, char **argv) {
   std::vector<std::vector<std::vector<char>>> outputs(numRanks);
   std::vector<std::vector<Shape>> outShapes(numRanks);
   std::vector<std::string> errors(numRanks);
-  double stepSeconds = 0; // rank 0's mean time per step
+  double stepSeconds = 0;   // rank 0's mean time per step
+  std::string deviceReport; // rank 0's overlap on a device backend
   // One rank's steps; on failure records the error and calls `abort`.
   auto runRank = [&](int64_t d, Collectives *comm,
                      const std::function<void(const std::string &)> &abort) {
@@ -606,6 +617,8 @@ int main(int argc, char **argv) {
                        << " done\n";
       }
     }
+    if (d == 0)
+      deviceReport = rank->report();
     if (d == 0)
       stepSeconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)
@@ -663,7 +676,8 @@ int main(int argc, char **argv) {
     return 1;
   if (cudaProgram)
     llvm::errs() << "spmd-run: --backend " << backendKind << ": "
-                 << cudaProgram->summary() << "\n";
+                 << cudaProgram->summary()
+                 << "; rank 0's step: " << deviceReport << "\n";
 
   // Assemble global results.
   std::vector<NpyArray> results(schedule.results.size());
