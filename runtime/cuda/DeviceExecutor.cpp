@@ -133,7 +133,7 @@ std::string DeviceExecutor::run() {
     return "run before setArguments";
   // Run 0 executes (and sizes NCCL's scratch buffers), run 1 is captured,
   // later runs replay it.
-  bool capture = options.cudaGraph && runs == 1;
+  capture = options.cudaGraph && runs == 1;
   if (options.cudaGraph && runs >= 2) {
     ++runs;
     mode = "replayed";
@@ -417,8 +417,7 @@ std::string DeviceExecutor::issueCollective(size_t index, const OpInfo &op) {
   }
   // Planned shapes always while capturing (nothing may wait for the host),
   // else unless the collectives are to verify themselves.
-  bool planned = !members.empty() &&
-                 (options.planShapes || std::string(mode) == "captured");
+  bool planned = !members.empty() && (options.planShapes || capture);
   std::vector<Shape> memberShapes;
   if (planned)
     for (int64_t d : schedule.mesh.group(device, step.axes))

@@ -233,6 +233,7 @@ private:
   int64_t runs = 0;
   int64_t failStep = -1;
   const char *mode = "executed";
+  bool capture = false; // this run is being captured
 };
 
 } // namespace cuda

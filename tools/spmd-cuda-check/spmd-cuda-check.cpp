@@ -563,23 +563,10 @@ int main(int argc, char **argv) {
         }
 
         // Every buffer (inputs must stay, outputs must match).
-        for (size_t i = 0; i < buffers.size(); ++i) {
-          if (!isa<MemRefType>(func.getArgumentTypes()[i]))
-            continue;
-          double tol = tolerance(buffers[i].elem);
-          for (int64_t e = 0; e < buffers[i].count(); ++e) {
-            double want = element(buffers[i], e), got = element(emu[i], e);
-            ++elements;
-            if (std::isnan(want) && std::isnan(got))
-              continue;
-            double err = std::fabs(want - got);
-            if (std::isinf(want) && want == got)
-              err = 0;
-            maxErr = std::max(maxErr, err);
-            if (!(err <= tol * (1.0 + std::fabs(want))))
-              ok = false;
-          }
-        }
+        ok = compare(func, buffers, emu, maxErr);
+        for (size_t i = 0; i < buffers.size(); ++i)
+          if (isa<MemRefType>(func.getArgumentTypes()[i]))
+            elements += buffers[i].count();
       }
 #ifdef SPMD_HAVE_CUDA_RUNTIME
       if (gpu) {
