@@ -10,6 +10,11 @@
 using namespace spmd;
 using namespace spmd::plan;
 
+bool plan::isCollective(StepKind kind) {
+  return kind == StepKind::AllGather || kind == StepKind::AllReduce ||
+         kind == StepKind::ReduceScatter || kind == StepKind::AllToAll;
+}
+
 const char *plan::stepKindName(StepKind kind) {
   switch (kind) {
   case StepKind::Kernel:

@@ -74,6 +74,9 @@ enum class StepKind : uint8_t {
   PartialFromReplicated
 };
 const char *stepKindName(StepKind kind);
+/// All-gather, all-reduce, reduce-scatter and all-to-all: the steps that
+/// communicate (spmd.shard and partial-from-replicated are local).
+bool isCollective(StepKind kind);
 
 struct Step {
   StepKind kind = StepKind::Kernel;

@@ -94,8 +94,7 @@ void RankBuffers::placeHeapBuffers(const Schedule &schedule,
   // its heap buffers stay live until then.
   for (int64_t i = 0; i < end; ++i) {
     const Step &step = schedule.steps[i];
-    if (step.kind != StepKind::AllGather && step.kind != StepKind::AllReduce &&
-        step.kind != StepKind::ReduceScatter && step.kind != StepKind::AllToAll)
+    if (!isCollective(step.kind))
       continue;
     auto same = [](const BufferRef &a, const BufferRef &b) {
       return a.where == b.where && a.index == b.index;

@@ -88,13 +88,9 @@ DeviceExecutor::setArguments(const std::vector<const void *> &hostArgs,
     return status.message();
   members.clear();
   if (options.cudaGraph) {
-    bool collectives = std::any_of(schedule.steps.begin(), schedule.steps.end(),
-                                   [](const Step &s) {
-                                     return s.kind == StepKind::AllGather ||
-                                            s.kind == StepKind::AllReduce ||
-                                            s.kind == StepKind::ReduceScatter ||
-                                            s.kind == StepKind::AllToAll;
-                                   });
+    bool collectives =
+        std::any_of(schedule.steps.begin(), schedule.steps.end(),
+                    [](const Step &s) { return isCollective(s.kind); });
     if (collectives && !backend.canCaptureCollectives())
       return "--cuda-graph: the collectives of " + backend.describe() +
              " go through host memory and cannot be captured (NCCL can: "
@@ -229,15 +225,8 @@ std::string DeviceExecutor::issue(size_t index) {
     op.accesses.push_back(
         {begin, begin + static_cast<DevicePtr>(rank.bytes(ref)), write});
   }
-  switch (step.kind) {
-  case StepKind::AllGather:
-  case StepKind::AllReduce:
-  case StepKind::ReduceScatter:
-  case StepKind::AllToAll:
+  if (isCollective(step.kind))
     return issueCollective(index, op);
-  default:
-    break;
-  }
   if (std::string err = computeWaitsFor(op); !err.empty())
     return err;
   computeSinceCollective = true;

@@ -24,7 +24,6 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
-#include <functional>
 #include <memory>
 #include <string>
 
