@@ -1,18 +1,20 @@
-//===- Passes.h - spmd passes -----------------------------------*- C++ -*-===//
+//===- Passes.h - spmd passes and pipelines ---------------------*- C++ -*-===//
+//
+// Every phase's passes (one folder each: propagation/, partition/,
+// collectives/, plan/) and the pipelines that chain them. The CUDA target's
+// pass lives with the target (targets/cuda/Passes.h).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef SPMD_PASSES_PASSES_H
 #define SPMD_PASSES_PASSES_H
 
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/Pass.h"
+#include "passes/collectives/Passes.h"
+#include "passes/partition/Passes.h"
+#include "passes/plan/Passes.h"
+#include "passes/propagation/Passes.h"
 
 namespace spmd {
-
-#define GEN_PASS_DECL
-#include "passes/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "passes/Passes.h.inc"
 
 /// Registers the named pipelines (passes/Pipelines.cpp).
 void registerSPMDPipelines();
@@ -34,7 +36,8 @@ void buildCompilePipeline(mlir::OpPassManager &pm,
 bool isGlobalProgram(mlir::ModuleOp module);
 void registerCompilePipeline();
 
-/// Registers every pass and pipeline of the project.
+/// Registers every pass and pipeline of the compiler's phases (a target's
+/// passes register with the target, e.g. registerCudaPasses()).
 void registerAllSPMDPasses();
 
 } // namespace spmd

@@ -3,7 +3,10 @@
 #include "passes/Passes.h"
 
 void spmd::registerAllSPMDPasses() {
-  registerSPMDPasses();
+  registerPropagationPasses();
+  registerPartitionPasses();
+  registerCollectivesPasses();
+  registerPlanPasses();
   registerSPMDPipelines();
   registerCompilePipeline();
 }

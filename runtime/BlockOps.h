@@ -10,7 +10,7 @@
 #define SPMD_RUNTIME_BLOCKOPS_H
 
 #include "runtime/DType.h"
-#include "runtime/Layout.h"
+#include "core/Layout.h"
 
 namespace spmd {
 

@@ -44,7 +44,7 @@
 #define SPMD_RUNTIME_COMMUNICATOR_H
 
 #include "runtime/DType.h"
-#include "runtime/Layout.h"
+#include "core/Layout.h"
 #include "runtime/Status.h"
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 #define SPMD_RUNTIME_PLAN_H
 
 #include "runtime/DType.h"
-#include "runtime/Layout.h"
+#include "core/Layout.h"
 
 #include <cstddef>
 #include <cstdint>

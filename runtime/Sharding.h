@@ -18,7 +18,7 @@
 #define SPMD_RUNTIME_SHARDING_H
 
 #include "runtime/DType.h"
-#include "runtime/Layout.h"
+#include "core/Layout.h"
 #include "runtime/Status.h"
 
 #include <vector>

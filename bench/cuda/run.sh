@@ -21,7 +21,7 @@ run "$bin/spmd-cuda-gemm-bench"
 if [ -x "$bin/spmd-cuda-nccl-bench" ]; then
   run "$bin/spmd-cuda-nccl-bench"
 fi
-# Generated kernels (codegen/CudaEmitter) vs a device copy: the kernels of a
+# Generated kernels (targets/cuda/CudaEmitter) vs a device copy: the kernels of a
 # data-parallel MLP step (uneven batch shards, a dynamic dim) at 2^21 rows.
 python3 test/e2e/Inputs/gen_local.py train 3 1 > "$build/bench-dp3.mlir"
 run "$bin/spmd-cuda-check" "$build/bench-dp3.mlir" --gpu --bench 50 --dim-size 2097152

@@ -13,7 +13,7 @@
 //    region placed per run (RankBuffers).
 //  * Kernels: launched with the code generator's parameter ABI (every
 //    parameter 8 bytes: element pointers, index scalars, then the dynamic
-//    dims of each buffer argument; codegen/CudaEmitter.h) and its launch
+//    dims of each buffer argument; targets/cuda/CudaEmitter.h) and its launch
 //    rule (grid-stride or warp-per-row, over the kernel's work).
 //  * GEMMs: cuBLASLt (TF32 when allowed); copies and spmd.shard: 2-D device
 //    copies.
@@ -53,7 +53,7 @@ namespace cuda {
 using DevicePtr = uint64_t;
 
 /// How a plan kernel is launched and what it takes, as the code generator
-/// printed it (codegen/CudaEmitter.h, CudaKernel).
+/// printed it (targets/cuda/CudaEmitter.h, CudaKernel).
 struct KernelSpec {
   std::string name;
   bool warpPerRow = false;

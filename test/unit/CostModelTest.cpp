@@ -1,6 +1,6 @@
 //===- CostModelTest.cpp - alpha-beta reshard cost ------------------------===//
 
-#include "passes/CostModel.h"
+#include "core/CostModel.h"
 
 #include <gtest/gtest.h>
 

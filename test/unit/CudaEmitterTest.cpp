@@ -1,4 +1,4 @@
-//===- CudaEmitterTest.cpp - codegen/CudaEmitter on kernels with scalars --===//
+//===- CudaEmitterTest.cpp - targets/cuda/CudaEmitter on kernels with scalars --===//
 //
 // Kernels whose views take rank-dependent offsets and sizes as trailing
 // `index` arguments (spmd.local_offset / local_size passed by the schedule):
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaEmitter.h"
+#include "targets/cuda/CudaEmitter.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,6 @@
 //===- LayoutTest.cpp - layout arithmetic ---------------------------------===//
 
-#include "runtime/Layout.h"
+#include "core/Layout.h"
 
 #include <gtest/gtest.h>
 

@@ -3,12 +3,12 @@
 // Besides collective counts, an exhaustive semantic check: a small simulator
 // runs every planned step on every device with the documented semantics of
 // the spmd collectives, and after every step compares what each device holds
-// with what runtime/Layout.h says that step's layout holds. A dropped,
+// with what core/Layout.h says that step's layout holds. A dropped,
 // duplicated or misplaced element changes a value and fails the test.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/RedistributePlanner.h"
+#include "core/RedistributePlanner.h"
 
 #include <gtest/gtest.h>
 

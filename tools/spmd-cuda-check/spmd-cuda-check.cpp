@@ -1,7 +1,7 @@
 //===- spmd-cuda-check.cpp - generated CUDA kernels checked without a GPU -===//
 //
 // Compiles a program to a plan (or reads one), prints its kernels as CUDA
-// C++ (codegen/CudaEmitter.h) and checks them on a machine without a GPU:
+// C++ (targets/cuda/CudaEmitter.h) and checks them on a machine without a GPU:
 //
 //   --nvrtc     compiles the translation unit with NVRTC for every --arch
 //               and checks each cubin's architecture and that it defines
@@ -16,15 +16,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaEmitter.h"
+#include "targets/cuda/CudaEmitter.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
+#include "targets/cuda/Passes.h"
 #include "runtime/DType.h"
 #include "runtime/Plan.h"
 #include "runtime/cuda/EmuBackend.h"
 #include "runtime/cuda/LaunchConfig.h"
-#include "tools/spmd-run/PlanLoader.h"
+#include "targets/plan/PlanLoader.h"
 
 #ifdef SPMD_HAVE_NVRTC
 #include "runtime/cuda/Nvrtc.h"
@@ -174,7 +175,7 @@ bool compare(func::FuncOp func, const std::vector<Buffer> &want,
   return ok;
 }
 
-/// The launch rule the emitter recorded (codegen/CudaEmitter.h), as the
+/// The launch rule the emitter recorded (targets/cuda/CudaEmitter.h), as the
 /// GPU executor applies it.
 spmd::cuda::LaunchDims launchDims(const spmd::codegen::CudaKernel &k,
                                   int64_t work, int smCount) {
@@ -293,6 +294,7 @@ int main(int argc, char **argv) {
                               "emulation checks\n");
   registerAllPasses();
   spmd::registerAllSPMDPasses();
+  spmd::registerCudaPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);

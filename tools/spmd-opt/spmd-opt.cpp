@@ -8,6 +8,7 @@
 
 #include "dialects/spmd/SPMDOps.h"
 #include "passes/Passes.h"
+#include "targets/cuda/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -22,6 +23,7 @@ int main(int argc, char **argv) {
   registry.insert<spmd::SPMDDialect>();
   mlir::registerAllPasses();
   spmd::registerAllSPMDPasses();
+  spmd::registerCudaPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spmd optimizer driver: SPMD layouts and partitioning\n",
       registry));

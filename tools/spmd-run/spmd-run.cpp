@@ -18,13 +18,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/spmd-run/PlanLoader.h"
+#include "targets/plan/PlanLoader.h"
 
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
 #include "runtime/Npy.h"
-#include "tools/spmd-run/CudaBackend.h"
-#include "tools/spmd-run/Ranks.h"
+#include "targets/cuda/CudaBackend.h"
+#include "runtime/Ranks.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,0 +1,126 @@
+//===- Passes.td - spmd collectives passes -----------------*- tablegen -*-===//
+//
+// The passes of optimizations of explicit collectives: deduplication,
+// bucketing, scheduling, the communication report.
+// Registered through registerCollectivesPasses() in passes/collectives/Passes.h;
+// one pass per .cpp file in this folder.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PASSES_COLLECTIVES_PASSES_TD
+#define SPMD_PASSES_COLLECTIVES_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SPMDDedupCollectives : Pass<"spmd-dedup-collectives"> {
+  let summary = "Remove redundant collectives of local programs";
+  let description = [{
+    Works on the explicit collectives of a local program, to a fixpoint:
+
+    * Identical collectives (same op, operand, mesh, axes in the same order,
+      dims / reduction kind and result type) become one: the first in program
+      order is kept when it dominates every use of the later one. Each use of
+      a partial gradient would otherwise reduce it again. This does not rely
+      on CSE, so it stays right if collectives stop being side-effect free.
+    * Gather-then-slice round trips are removed:
+      `spmd.shard(spmd.all_gather(x, A, d), A, d)` becomes `x`, and
+      `all_to_all(all_to_all(x, A, split s, concat c), A, split c, concat s)`
+      becomes `x`, when the mesh and the axes (in order) agree and the final
+      type equals the type of `x`. With a dynamic dim this relies on the
+      local-program convention that a dynamic dim holds torch.chunk pieces.
+    * `spmd.shard(spmd.all_reduce(x, A, kind), A, d)` becomes
+      `spmd.reduce_scatter(x, A, d, kind)` when the all_reduce has no other
+      use (otherwise both stay: no communication is duplicated).
+
+    Collectives left without uses by these rewrites are erased; others are
+    left alone. All ranks run the same program, so every rank removes the
+    same collectives.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
+def SPMDBucketAllReduces : Pass<"spmd-bucket-all-reduces"> {
+  let summary = "Fuse small all_reduces into few large ones, under a size cap";
+  let description = [{
+    Gradients of a data-parallel step each get an all_reduce; many small ones
+    waste latency. Within each block, in program order, this pass groups
+    all_reduces with the same mesh, axes (in order), reduction kind and
+    element type into buckets of at most `cap-bytes` bytes (local input
+    bytes; 0 means no cap). An all_reduce joins the current bucket of its
+    kind when a position exists after the definitions of all the bucket's
+    operands and before the first use of any of its results; otherwise, or
+    when the cap would be exceeded, the bucket is closed and a new one
+    started. A bucket of two or more becomes: every operand flattened to 1-D
+    (`tensor.collapse_shape`), one `tensor.concat`, one all_reduce, and per
+    member a `tensor.extract_slice` and a `tensor.expand_shape` back to its
+    shape. They are placed after the last operand's definition (never above
+    it) and before the first use of a result; within that window, after the
+    collective that preceded the first member and after the bucket fused
+    before, so the collectives keep their program order where the data
+    allows. The choice depends only on the program, so every rank makes the
+    same one.
+
+    Left alone: all_reduces with a dynamic dim (their size differs between
+    ranks, so a concatenation would have rank-dependent offsets), with an
+    element type of unknown byte size, and those larger than the cap on
+    their own.
+  }];
+  let options = [
+    Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
+           "Largest bucket in bytes (default 25 MiB as PyTorch DDP; 0: no cap)">
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def SPMDScheduleCollectives
+    : Pass<"spmd-schedule-collectives", "mlir::func::FuncOp"> {
+  let summary = "issue collectives as early as their operands allow, so "
+                "compute overlaps them";
+  let description = [{
+    Runs on a local program (after `spmd-partition`). Every collective of
+    computed values moves up to right after the last of its operands is
+    produced (ops that exist only to feed it, such as the packing of a
+    bucketed all_reduce, move up with it); a collective of only function
+    arguments (an FSDP parameter gather) is prefetched one ahead, right
+    before the first user of the previous such collective. A GPU then runs
+    it on its communication stream while the compute in between proceeds.
+    Only the order within the block changes; every rank gets the same order.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
+def SPMDCommReport : Pass<"spmd-comm-report", "::mlir::ModuleOp"> {
+  let summary = "Report the collectives of local programs as JSON";
+  let description = [{
+    Writes, per function, the collectives in program order (a static count:
+    a collective inside a loop body is listed once) with their kind, mesh,
+    axes, group size, reduction kind, dims, element type, local input and
+    result shapes (`null` for a dynamic dim) and the bytes each rank sends
+    under the standard ring algorithms, for a group of `k` ranks:
+    all_gather `(k-1) * in`, all_reduce `2(k-1)/k * in`, reduce_scatter
+    `(k-1)/k * in`, all_to_all `(k-1)/k * in`, shard `0`, where `in` is the
+    byte size of the local input.
+
+    A collective with a dynamic dim gets `"dynamic": true`. If the formula's
+    input size is not static, `"bytes"` is `null` and `"bytes_upper_bound"`
+    bounds it where the op's static dims allow (a dynamic dim gathered into
+    a static dim of size `n` over `k` ranks holds at most `ceil(n/k)`, as
+    torch.chunk gives; a dynamic dim split into static chunks of `m` at most
+    `k*m`), else `null`. A collective whose formula input is static keeps
+    its exact bytes even if its result is dynamic (a reduce_scatter into
+    uneven chunks). Totals per function (count, bytes and, where some bytes
+    are unknown, the upper bound, `null` if some op has none) are given by
+    kind, per mesh by the joined axes of each op in mesh order (a collective
+    over `dp` and `tp` counts once under "dp,tp", whatever order it lists
+    them in), and per mesh and single axis for the collectives over one
+    axis (a ring over a joined group does not split its bytes per axis).
+
+    The JSON goes to the file named by `out`, else to stdout.
+  }];
+  let options = [
+    Option<"out", "out", "std::string", /*default=*/"\"\"",
+           "File to write the JSON report to (default: stdout)">
+  ];
+}
+
+#endif // SPMD_PASSES_COLLECTIVES_PASSES_TD

@@ -1,0 +1,136 @@
+//===- ScheduleCollectives.cpp - issue collectives early -----------------===//
+//
+// spmd-partition places every collective right before the op that needs its
+// result, so a GPU's communication stream never has independent compute to
+// overlap: the executor issues the collective and the compute stream waits
+// for it at once. This pass moves collectives earlier in their block:
+//
+//  * a collective of computed values goes right after the last of its
+//    operands is produced (a data-parallel gradient's all_reduce starts
+//    while the rest of the backward runs, instead of before the optimizer);
+//  * a collective of only function arguments (an FSDP parameter gather)
+//    is prefetched one ahead: it goes right before the first user of the
+//    previous such collective, so at most two gathered copies are alive
+//    rather than every parameter's at the top of the step.
+//
+// Collectives keep their relative order where operands allow, and every
+// rank runs the same program, so every rank issues them in the same order.
+// Only the order of the block changes; the values do not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/collectives/Passes.h"
+
+#include "dialects/spmd/SPMDDialect.h"
+#include "dialects/spmd/SPMDOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDSCHEDULECOLLECTIVES
+#include "passes/collectives/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+
+namespace {
+
+bool isCollective(Operation *op) {
+  return isa<::spmd::AllGatherOp, ::spmd::AllReduceOp, ::spmd::ReduceScatterOp,
+             ::spmd::AllToAllOp>(op);
+}
+
+/// The ops of `block` that `op` needs before it: the in-block ancestors of
+/// the definitions of its operands and of the values its regions capture.
+SmallVector<Operation *> producersIn(Block &block, Operation *op) {
+  llvm::SetVector<Value> values(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), values);
+  SmallVector<Operation *> defs;
+  for (Value v : values)
+    if (Operation *def = v.getDefiningOp())
+      if (Operation *ancestor = block.findAncestorOpInBlock(*def))
+        defs.push_back(ancestor);
+  return defs;
+}
+
+/// `op` and the ops that exist only to feed it (sole-use, side-effect-free
+/// producers, transitively: the packing of a bucketed all_reduce, a
+/// reshape, the matmul computing a gradient and its zero-filled init).
+void collectGroup(Block &block, Operation *op,
+                  llvm::SetVector<Operation *> &group, int depth = 0) {
+  group.insert(op);
+  for (Operation *def : producersIn(block, op))
+    if (depth < 16 && def->hasOneUse() && *def->user_begin() == op &&
+        isMemoryEffectFree(def) && !isCollective(def))
+      collectGroup(block, def, group, depth + 1);
+}
+
+/// Moves `op` with its group (collectGroup) up to right after the latest
+/// op outside the group they need, keeping the group's order: the
+/// collective starts as soon as its data can, and a zero fill stays next
+/// to its user rather than rising to the constants at the top. Returns
+/// whether anything in the block precedes the group.
+bool hoist(Block &block, Operation *op) {
+  llvm::SetVector<Operation *> group;
+  collectGroup(block, op, group);
+  Operation *last = nullptr;
+  for (Operation *member : group)
+    for (Operation *def : producersIn(block, member))
+      if (!group.contains(def) && (!last || last->isBeforeInBlock(def)))
+        last = def;
+  if (!last)
+    return false;
+  SmallVector<Operation *> ordered(group.begin(), group.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *member : ordered) {
+    if (member != last->getNextNode())
+      member->moveAfter(last);
+    last = member;
+  }
+  return true;
+}
+
+/// The first op of `block` using a result of `op` (through nested regions
+/// too), or null.
+Operation *firstUserIn(Block &block, Operation *op) {
+  Operation *first = nullptr;
+  for (Value result : op->getResults())
+    for (Operation *user : result.getUsers()) {
+      Operation *ancestor = block.findAncestorOpInBlock(*user);
+      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+        first = ancestor;
+    }
+  return first;
+}
+
+struct ScheduleCollectives
+    : public spmd::impl::SPMDScheduleCollectivesBase<ScheduleCollectives> {
+  void runOnOperation() override {
+    for (Block &block : getOperation().getBody())
+      schedule(block);
+  }
+
+  void schedule(Block &block) {
+    SmallVector<Operation *> collectives;
+    for (Operation &op : block)
+      if (isCollective(&op))
+        collectives.push_back(&op);
+    // The first user of the previous argument-only collective: where the
+    // next one may be prefetched to.
+    Operation *prefetchPoint = nullptr;
+    for (Operation *op : collectives) {
+      if (hoist(block, op))
+        continue;
+      // Only arguments: one ahead of the next use.
+      Operation *user = firstUserIn(block, op);
+      if (prefetchPoint && prefetchPoint->isBeforeInBlock(op))
+        op->moveBefore(prefetchPoint);
+      prefetchPoint = user;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,378 @@
+//===- OutlinePlan.cpp - bufferized entries to plan schedules -------------===//
+
+#include "passes/plan/GemmMatch.h"
+#include "passes/plan/Passes.h"
+
+#include "dialects/spmd/SPMDOps.h"
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDOUTLINEPLAN
+#include "passes/plan/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+
+namespace {
+struct GemmForm {
+  bool transposeA = false, transposeB = false;
+  /// How A, B and C collapse into the (batch,) rows, cols view BLAS takes;
+  /// empty where the buffer already has that shape.
+  SmallVector<ReassociationIndices> views[3];
+};
+
+/// Recognizes (batch) matmuls on contiguous buffers of one float element
+/// type: named matmuls, and contractions written as linalg.generic whose
+/// loops group into a GEMM the buffers' row-major layouts can express
+/// without copies (spmd-fold-reshapes turns `linear` on a [b, t, d]
+/// activation into a contraction with m = (b, t); attention's grouped heads
+/// give several batch loops); see matchGemmLoops.
+std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  Type elem;
+  for (Value v : op->getOperands()) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    if (!t || !t.getLayout().isIdentity())
+      return std::nullopt;
+    if (elem && t.getElementType() != elem)
+      return std::nullopt;
+    elem = t.getElementType();
+  }
+  if (!elem.isF32() && !elem.isF64() && !elem.isF16() && !elem.isBF16())
+    return std::nullopt;
+  std::optional<spmd::GemmLoops> loops =
+      spmd::matchGemmLoops(op.getIndexingMapsArray());
+  if (!loops)
+    return std::nullopt;
+  GemmForm form;
+  form.transposeA = loops->transposeA;
+  form.transposeB = loops->transposeB;
+  // The views: one dim per non-empty run.
+  auto viewOf = [&](ArrayRef<SmallVector<unsigned>> runs, Value v,
+                    SmallVector<ReassociationIndices> &view) {
+    int64_t dim = 0;
+    bool trivial = true;
+    for (const SmallVector<unsigned> &run : runs) {
+      if (run.empty())
+        continue;
+      ReassociationIndices group;
+      for (size_t i = 0; i < run.size(); ++i)
+        group.push_back(dim++);
+      trivial &= group.size() == 1;
+      view.push_back(group);
+    }
+    if (trivial) {
+      view.clear();
+      return true;
+    }
+    // A reshape of rank-dependent dims is not a view the runtime takes.
+    return cast<MemRefType>(v.getType()).hasStaticShape();
+  };
+  if (!viewOf(loops->runs[0], op->getOperand(0), form.views[0]) ||
+      !viewOf(loops->runs[1], op->getOperand(1), form.views[1]) ||
+      !viewOf(loops->runs[2], op->getOperand(2), form.views[2]))
+    return std::nullopt;
+  return form;
+}
+
+/// A memref.expand_shape/collapse_shape with identity layouts and a static
+/// result: the same bytes under another shape.
+bool isContiguousReshape(Operation *op) {
+  if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op))
+    return false;
+  auto source = cast<MemRefType>(op->getOperand(0).getType());
+  auto result = cast<MemRefType>(op->getResult(0).getType());
+  return source.getLayout().isIdentity() && result.getLayout().isIdentity() &&
+         result.hasStaticShape();
+}
+
+/// A memref.cast between identity layouts (static <-> dynamic dims): the
+/// same buffer, so a view.
+bool isPlainCast(Operation *op) {
+  auto cast = dyn_cast<memref::CastOp>(op);
+  if (!cast)
+    return false;
+  auto source = dyn_cast<MemRefType>(cast.getSource().getType());
+  auto result = dyn_cast<MemRefType>(cast.getType());
+  return source && result && source.getLayout().isIdentity() &&
+         result.getLayout().isIdentity();
+}
+
+/// A view a step cannot take as a plain buffer (a slice, a transpose, a
+/// reshape of a strided view): it moves into the kernels that use it, which
+/// then take the viewed buffer.
+bool isKernelView(Operation *op) {
+  return isa<memref::SubViewOp, memref::TransposeOp>(op) ||
+         (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op) &&
+          !isContiguousReshape(op));
+}
+
+/// The op before `op` in its block that uses `buffer`, if any.
+Operation *previousUser(Operation *op, Value buffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+    if (llvm::is_contained(prev->getOperands(), buffer))
+      return prev;
+  return nullptr;
+}
+
+/// An index the runtime computes per rank before a run (from the mesh
+/// coordinates or the arguments' shapes), so a kernel can take it as a
+/// scalar argument.
+bool isRuntimeScalar(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !v.getType().isIndex())
+    return false;
+  if (isa<spmd::LocalOffsetOp, spmd::LocalSizeOp, spmd::PlanChunkSizeOp>(def))
+    return true;
+  auto dim = dyn_cast<memref::DimOp>(def);
+  return dim && dim.getConstantIndex() && isa<BlockArgument>(dim.getSource());
+}
+
+bool isZeroFill(Operation *op, Value buffer) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op);
+  if (!fill || fill.getOutputs()[0] != buffer)
+    return false;
+  Value value = fill.getInputs()[0];
+  return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
+}
+
+struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal() &&
+          !func->hasAttr(spmd::kPlanKernelAttrName))
+        entries.push_back(func);
+    for (func::FuncOp func : entries)
+      if (failed(outline(module, func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outline(ModuleOp module, func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "entry '" << func.getSymName()
+                              << "' must have a single block to become a plan";
+    for (Type t : llvm::concat<const Type>(func.getArgumentTypes(),
+                                           func.getResultTypes()))
+      if (!isa<MemRefType>(t) || !cast<MemRefType>(t).getLayout().isIdentity())
+        return func.emitError()
+               << "entry '" << func.getSymName()
+               << "' must take and return identity-layout memrefs "
+                  "(run spmd-bufferize first), got "
+               << t;
+    Block &body = func.getBody().front();
+    IRRewriter rewriter(func.getContext());
+    int kernelCount = 0;
+    // A zero fill of C right before a GEMM becomes beta = 0 (overwrite C).
+    DenseMap<Operation *, int64_t> betas;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+      if (!linalgOp || !matchGemm(linalgOp))
+        continue;
+      Value a = op.getOperand(0), b = op.getOperand(1), c = op.getOperand(2);
+      Operation *prev = previousUser(&op, c);
+      betas[&op] = 1;
+      if (a != c && b != c && isZeroFill(prev, c)) {
+        betas[&op] = 0;
+        rewriter.eraseOp(prev);
+      }
+    }
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (isa<memref::AllocOp, arith::ConstantOp, memref::DimOp, func::ReturnOp,
+              spmd::PlanBufferOp, spmd::PlanKernelOp, spmd::PlanGemmOp,
+              spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
+              spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
+              spmd::PlanShardOp, spmd::PlanChunkSizeOp,
+              spmd::PlanPartialFromReplicatedOp,
+              // Rank-dependent sizes and offsets from spmd-partition
+              // (evaluated by the runtime from mesh coordinates).
+              spmd::LocalSizeOp, spmd::LocalOffsetOp>(op) ||
+          // Reshapes of contiguous buffers are views (no step).
+          isContiguousReshape(op) || isKernelView(op) || isPlainCast(op))
+        continue;
+      rewriter.setInsertionPoint(op);
+      // A view cast to a plain buffer (e.g. a returned slice): materialize
+      // it with a copy kernel into a buffer of its own.
+      if (auto castOp = dyn_cast<memref::CastOp>(op)) {
+        auto type = dyn_cast<MemRefType>(castOp.getType());
+        if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape())
+          return op->emitOpError() << "cannot be placed in a plan schedule";
+        Value buffer = memref::AllocOp::create(rewriter, op->getLoc(), type);
+        Operation *copy = linalg::CopyOp::create(rewriter, op->getLoc(),
+                                                 castOp.getSource(), buffer);
+        rewriter.replaceOp(castOp, buffer);
+        if (failed(outlineKernel(module, func, cast<linalg::LinalgOp>(copy),
+                                 kernelCount)))
+          return failure();
+        continue;
+      }
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        auto isPlain = [](Value v) {
+          return cast<MemRefType>(v.getType()).getLayout().isIdentity() &&
+                 !(v.getDefiningOp() && isKernelView(v.getDefiningOp()));
+        };
+        if (isPlain(copy.getSource()) && isPlain(copy.getTarget())) {
+          rewriter.replaceOpWithNewOp<spmd::PlanCopyOp>(op, copy.getSource(),
+                                                        copy.getTarget());
+          continue;
+        }
+        // A copy from or into a slice is a kernel.
+        op = linalg::CopyOp::create(rewriter, op->getLoc(), copy.getSource(),
+                                    copy.getTarget());
+        rewriter.eraseOp(copy);
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+        return op->emitOpError()
+               << "cannot be placed in a plan schedule (expected linalg ops "
+                  "on buffers, memref.copy, spmd collectives)";
+      if (std::optional<GemmForm> gemm = matchGemm(linalgOp)) {
+        // Grouped loops: the GEMM reads contiguous reshaped views.
+        auto view = [&](unsigned i) -> Value {
+          Value v = op->getOperand(i);
+          if (gemm->views[i].empty())
+            return v;
+          return memref::CollapseShapeOp::create(rewriter, op->getLoc(), v,
+                                                 gemm->views[i]);
+        };
+        Value a = view(0), b = view(1), c = view(2);
+        int64_t beta = betas.lookup(op);
+        spmd::PlanGemmOp::create(rewriter, op->getLoc(), a, b, c,
+                                 gemm->transposeA, gemm->transposeB, beta);
+        rewriter.eraseOp(op);
+        continue;
+      }
+      if (failed(outlineKernel(module, func, linalgOp, kernelCount)))
+        return failure();
+    }
+    // Constants only fed kernels, which now hold their own copies.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if ((isa<arith::ConstantOp, memref::DimOp, spmd::PlanChunkSizeOp,
+               spmd::LocalSizeOp, spmd::LocalOffsetOp>(op) ||
+           isKernelView(&op)) &&
+          op.use_empty())
+        op.erase();
+    return success();
+  }
+
+  llvm::StringMap<func::FuncOp> kernelsByKey;
+
+  LogicalResult outlineKernel(ModuleOp module, func::FuncOp func,
+                              linalg::LinalgOp op, int &index) {
+    // Arguments: the op's buffers, then the rank-dependent index scalars it
+    // reads; other scalars must be constants (cloned in).
+    llvm::SetVector<Value> buffers, scalars;
+    SmallVector<Operation *> constants;
+    llvm::SetVector<Value> used;
+    for (Value v : op->getOperands())
+      used.insert(v);
+    getUsedValuesDefinedAbove(op->getRegions(), used);
+    // Views that only kernels can take are cloned into the kernel, which
+    // takes the viewed buffer.
+    llvm::SetVector<Operation *> views;
+    for (Value v : used) {
+      if (isa<MemRefType>(v.getType())) {
+        Value base = v;
+        SmallVector<Operation *> chain;
+        while (Operation *def = base.getDefiningOp()) {
+          if (!isKernelView(def))
+            break;
+          chain.push_back(def);
+          for (Value operand : def->getOperands().drop_front()) {
+            if (isRuntimeScalar(operand)) {
+              scalars.insert(operand);
+              continue;
+            }
+            Operation *c = operand.getDefiningOp();
+            if (!c || !c->hasTrait<OpTrait::ConstantLike>())
+              return def->emitOpError()
+                     << "has an offset or size that is neither a constant "
+                        "nor a rank-dependent size or offset; plan schedules "
+                        "hold no scalar compute";
+            constants.push_back(c);
+          }
+          base = def->getOperand(0);
+        }
+        for (Operation *view : llvm::reverse(chain))
+          views.insert(view);
+        buffers.insert(base);
+        continue;
+      }
+      if (isRuntimeScalar(v)) {
+        scalars.insert(v);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        return op->emitOpError()
+               << "uses a scalar computed outside it that is neither a "
+                  "constant nor a rank-dependent size or offset; plan "
+                  "schedules hold no scalar compute";
+      constants.push_back(def);
+    }
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointToEnd(module.getBody());
+    std::string name =
+        (func.getSymName() + "_kernel_" + std::to_string(index)).str();
+    SmallVector<Value> operands(buffers.begin(), buffers.end());
+    llvm::append_range(operands, scalars);
+    SmallVector<Type> types;
+    for (Value v : operands)
+      types.push_back(v.getType());
+    auto kernel = func::FuncOp::create(builder, op->getLoc(), name,
+                                       builder.getFunctionType(types, {}));
+    kernel->setAttr(spmd::kPlanKernelAttrName, builder.getUnitAttr());
+    Block *entry = kernel.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    IRMapping mapping;
+    for (auto [v, arg] : llvm::zip(operands, entry->getArguments()))
+      mapping.map(v, arg);
+    for (Operation *c : constants)
+      if (!mapping.contains(c->getResult(0)))
+        builder.clone(*c, mapping);
+    for (Operation *view : views)
+      if (!mapping.contains(view->getResult(0)))
+        builder.clone(*view, mapping);
+    builder.clone(*op, mapping);
+    func::ReturnOp::create(builder, op->getLoc());
+
+    // Identical kernels (repeated layers) are compiled once: the key is the
+    // kernel printed under a placeholder name.
+    std::string key;
+    {
+      llvm::raw_string_ostream os(key);
+      kernel.setSymName("k");
+      kernel->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    }
+    if (func::FuncOp existing = kernelsByKey.lookup(key)) {
+      kernel.erase();
+      kernel = existing;
+    } else {
+      kernel.setSymName(name);
+      kernelsByKey[key] = kernel;
+      ++index;
+    }
+
+    OpBuilder at(op);
+    spmd::PlanKernelOp::create(at, op->getLoc(),
+                               FlatSymbolRefAttr::get(kernel.getSymNameAttr()),
+                               operands);
+    op->erase();
+    return success();
+  }
+};
+} // namespace

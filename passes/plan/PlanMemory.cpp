@@ -1,0 +1,185 @@
+//===- PlanMemory.cpp - static memory plan of plan schedules --------------===//
+
+#include "passes/plan/Passes.h"
+
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDPLANMEMORY
+#include "passes/plan/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+
+namespace {
+struct Interval {
+  memref::AllocOp alloc;
+  int64_t bytes = 0;
+  int64_t first = 0, last = 0; // step indices, inclusive
+  int64_t offset = 0;
+};
+
+struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
+  using SPMDPlanMemoryBase::SPMDPlanMemoryBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (alignment <= 0 || !llvm::isPowerOf2_64(alignment)) {
+      module.emitError() << "spmd-plan-memory: alignment must be a power of "
+                            "two, got "
+                         << static_cast<int64_t>(alignment);
+      return signalPassFailure();
+    }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr(spmd::kPlanKernelAttrName) ||
+          !func.isPublic())
+        continue;
+      if (failed(plan(func)))
+        return signalPassFailure();
+    }
+    module->setAttr(spmd::kPlanVersionAttrName,
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 64),
+                                     spmd::kPlanVersion));
+  }
+
+  /// On a GPU a collective runs on its own stream until the first later
+  /// step that touches its buffers waits for it; sequential liveness would
+  /// hand its input to the next step's output and make that step wait
+  /// (spmd-schedule-collectives' overlap lost). The input stays live until
+  /// then.
+  static void
+  extendForAsyncCollectives(Block &body,
+                            DenseMap<Operation *, int64_t> &position,
+                            int64_t end, SmallVector<Interval> &buffers) {
+    DenseMap<Operation *, Interval *> byAlloc;
+    for (Interval &b : buffers)
+      byAlloc[b.alloc] = &b;
+    auto root = [](Value v) -> Operation * {
+      while (Operation *def = v.getDefiningOp()) {
+        if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                 memref::CastOp>(def))
+          return def;
+        v = def->getOperand(0);
+      }
+      return nullptr;
+    };
+    for (Operation &op : body) {
+      if (!isa<spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
+               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp>(op))
+        continue;
+      Operation *in = root(op.getOperand(0)), *out = root(op.getOperand(1));
+      int64_t done = end;
+      for (Operation *next = op.getNextNode(); next && done == end;
+           next = next->getNextNode())
+        for (Value operand : next->getOperands()) {
+          Operation *r = root(operand);
+          if (r && (r == in || r == out))
+            done = position[next];
+        }
+      for (Operation *buffer : {in, out})
+        if (Interval *interval = byAlloc.lookup(buffer))
+          interval->last = std::max(interval->last, done);
+    }
+  }
+
+  LogicalResult plan(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "schedule must have a single block";
+    Block &body = func.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    int64_t end = 0;
+    for (Operation &op : body)
+      position[&op] = end++;
+
+    SmallVector<Interval> buffers;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      auto alloc = dyn_cast<memref::AllocOp>(op);
+      if (!alloc)
+        continue;
+      MemRefType type = alloc.getType();
+      if (alloc.use_empty()) {
+        alloc.erase();
+        continue;
+      }
+      if (!type.hasStaticShape()) {
+        // Rank-dependent sizes: the runtime allocates this buffer at its
+        // rank's size, outside the arena (`bytes 0`).
+        OpBuilder builder(alloc);
+        auto buffer = spmd::PlanBufferOp::create(builder, alloc.getLoc(), type,
+                                                 alloc.getDynamicSizes(), 0, 0);
+        alloc.replaceAllUsesWith(buffer.getResult());
+        alloc.erase();
+        continue;
+      }
+      Interval interval;
+      interval.alloc = alloc;
+      interval.bytes =
+          type.getNumElements() *
+          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+      interval.first = interval.last = position[alloc];
+      // Uses of the buffer and of its views (reshapes) keep it live.
+      SmallVector<Value> values{alloc.getResult()};
+      while (!values.empty()) {
+        Value value = values.pop_back_val();
+        for (Operation *user : value.getUsers()) {
+          if (user->getBlock() != &body)
+            return user->emitOpError()
+                   << "uses a plan buffer in a nested region";
+          if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
+                  memref::CastOp>(user))
+            values.push_back(user->getResult(0));
+          // Results stay live to the end: the runtime reads them afterwards.
+          interval.last = std::max(
+              interval.last, isa<func::ReturnOp>(user) ? end : position[user]);
+        }
+      }
+      buffers.push_back(interval);
+    }
+
+    extendForAsyncCollectives(body, position, end, buffers);
+
+    // First fit, largest first: a buffer takes the lowest aligned offset
+    // that does not overlap a placed buffer whose live range overlaps.
+    SmallVector<Interval *> order;
+    for (Interval &b : buffers)
+      order.push_back(&b);
+    llvm::stable_sort(order, [](const Interval *x, const Interval *y) {
+      return x->bytes > y->bytes;
+    });
+    SmallVector<Interval *> placed;
+    int64_t arena = 0;
+    for (Interval *b : order) {
+      SmallVector<std::pair<int64_t, int64_t>> taken;
+      for (Interval *p : placed)
+        if (p->first <= b->last && b->first <= p->last)
+          taken.push_back({p->offset, p->offset + p->bytes});
+      llvm::sort(taken);
+      int64_t offset = 0;
+      for (auto [lo, hi] : taken) {
+        if (offset + b->bytes <= lo)
+          break;
+        offset = std::max<int64_t>(offset, llvm::alignTo(hi, alignment));
+      }
+      b->offset = offset;
+      arena = std::max(arena, offset + b->bytes);
+      placed.push_back(b);
+    }
+    arena = static_cast<int64_t>(llvm::alignTo(arena, alignment));
+    func->setAttr(
+        spmd::kPlanArenaAttrName,
+        IntegerAttr::get(IntegerType::get(func.getContext(), 64), arena));
+    for (Interval &b : buffers) {
+      OpBuilder builder(b.alloc);
+      auto buffer = spmd::PlanBufferOp::create(builder, b.alloc.getLoc(),
+                                               b.alloc.getType(), ValueRange{},
+                                               b.offset, b.bytes);
+      b.alloc.replaceAllUsesWith(buffer.getResult());
+      b.alloc.erase();
+    }
+    return success();
+  }
+};
+} // namespace

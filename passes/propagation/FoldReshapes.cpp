@@ -1,0 +1,76 @@
+//===- FoldReshapes.cpp - spmd-fold-reshapes ------------------------------===//
+//
+// Folds tensor.collapse_shape producers and tensor.expand_shape consumers of
+// linalg ops into the ops by expanding their iteration space (MLIR's
+// fold-reshape-by-expansion), then cancels expand/collapse pairs. Why:
+// spmd-propagate maps a reshape group to one factor carried by the group's
+// outermost dim, so a sharding of an inner dim (the heads of [b, h, t, d]
+// flattened to [b*h, t, d] for a batched matmul) could not pass the reshape
+// and had to be gathered. After this pass every expanded dim is a loop of
+// its own and keeps its sharding through the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/propagation/Passes.h"
+
+#include "dialects/spmd/SPMDOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDFOLDRESHAPES
+#include "passes/propagation/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+
+namespace {
+
+static bool isStatic(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape();
+}
+
+struct SPMDFoldReshapesPass
+    : public ::spmd::impl::SPMDFoldReshapesBase<SPMDFoldReshapesPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    // Fold only static reshapes between ops on tensors; a reshape whose
+    // producer/consumer is not a linalg op stays (and keeps its rule).
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      Operation *consumer = fused->getOwner();
+      // A user-written layout on either op is kept: no folding there.
+      StringRef layout = ::spmd::SPMDDialect::kLayoutAttrName;
+      return producer && !producer->hasAttr(layout) &&
+             !consumer->hasAttr(layout) && isStatic(fused->get()) &&
+             llvm::all_of(producer->getOperands(),
+                          [](Value v) {
+                            return !isa<RankedTensorType>(v.getType()) ||
+                                   isStatic(v);
+                          }) &&
+             llvm::all_of(consumer->getResults(), isStatic);
+    };
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+    tensor::EmptyOp::getCanonicalizationPatterns(patterns, ctx);
+    // A reshape of tensor.empty is a tensor.empty of the new shape: keeps
+    // inits contents-free (propagation reshards those for nothing).
+    tensor::populateFoldTensorEmptyPatterns(patterns);
+    linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+    GreedyRewriteConfig config;
+    config.enableFolding(true);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,80 @@
+//===- Passes.td - spmd propagation passes -----------------*- tablegen -*-===//
+//
+// The passes of layout propagation: a layout for every value.
+// Registered through registerPropagationPasses() in passes/propagation/Passes.h;
+// one pass per .cpp file in this folder.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PASSES_PROPAGATION_PASSES_TD
+#define SPMD_PASSES_PROPAGATION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
+  let summary = "fold tensor reshapes into linalg ops by expanding their "
+                "iteration space, so that shardings of the expanded dims "
+                "survive";
+  let description = [{
+    A `tensor.collapse_shape` feeding a linalg op, or a `tensor.expand_shape`
+    of a linalg op's result, merges dims into one loop; propagation can carry
+    a sharding through such a reshape only on the outermost dim of a group
+    (e.g. attention's [b, heads, t, d] -> [b*heads, t, d] around the batched
+    matmuls loses a head sharding). This pass applies MLIR's
+    fold-reshape-by-expansion patterns (linalg ops, named ones included,
+    become linalg.generic ops over the expanded loops) and folds the
+    expand/collapse pairs left behind, so that every expanded dim is a loop
+    of its own. Only reshapes with static shapes are folded. Run before
+    spmd-propagate (spmd-partition-pipeline does).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
+  let summary = "give every tensor value a layout (factor rules, cost model)";
+  let description = [{
+    For every `func.func` whose signature or body names a layout, gives every
+    tensor value a layout: op results get the `spmd.layout` op attribute,
+    unannotated function arguments and results the `spmd.layout` argument /
+    result attribute. Layouts come from a factor model of each op (linalg ops
+    from their indexing maps and iterator types, explicit rules for tensor,
+    arith and math ops), propagated forward and backward to a fixpoint;
+    conflicts are resolved by an alpha-beta communication cost model. Where a
+    consumer needs another layout than its producer gives, an `spmd.constrain`
+    is inserted, so that afterwards layouts change only at constrains. User
+    annotations are never overridden. An op without a rule is computed
+    replicated, with a remark. See passes/Propagate.cpp for the rules.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "emit a remark at every inserted spmd.constrain saying which op "
+           "or annotation needs it, and record it in the constrain's "
+           "`reason` attribute">,
+  ];
+}
+
+def SPMDHoistGathers : Pass<"spmd-hoist-gathers", "mlir::func::FuncOp"> {
+  let summary = "compute a sharded elementwise region replicated when "
+                "gathering its inputs moves fewer bytes than gathering its "
+                "results";
+  let description = [{
+    Runs on a layout-consistent program (after `spmd-propagate`). A region is
+    a connected set of all-parallel linalg ops, reductions where nothing is
+    sharded, reshapes and elementwise arith/math ops on tensors joined by
+    sharded or partial values (an optimizer update on a sharded gradient, a
+    bias gradient summed from a partial gradient, say). A reshard another
+    user needs anyway costs nothing. When, by the alpha-beta model of
+    core/CostModel.h, resharding its sharded inputs to replicated (plus
+    recomputing the region on every rank) costs less than the reshards its
+    results go through (one all_gather per updated parameter and moment),
+    the region's ops become replicated: its inputs are constrained to R (a
+    slice of a replicated value is replaced by that value), constrains of
+    its results to R disappear, and other users get a (free) slice. Layouts
+    still change only at `spmd.constrain`.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+}
+
+#endif // SPMD_PASSES_PROPAGATION_PASSES_TD

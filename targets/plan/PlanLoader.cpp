@@ -1,0 +1,493 @@
+//===- PlanLoader.cpp - MLIR plan to runtime plan, and JIT kernels --------===//
+
+#include "targets/plan/PlanLoader.h"
+
+#include "dialects/spmd/SPMDOps.h"
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace spmd;
+
+/// Collects the diagnostics of `fn` into `error`.
+template <typename Fn>
+static LogicalResult captureDiagnostics(MLIRContext *ctx, std::string &error,
+                                        Fn fn) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      os << "  note: " << note << "\n";
+    return success();
+  });
+  LogicalResult result = fn();
+  error += text;
+  return result;
+}
+
+LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
+                               std::string &error, StringRef partition) {
+  if (auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName)) {
+    if (version.getInt() != kPlanVersion) {
+      error = (file + ": plan version " + Twine(version.getInt()) +
+               " is not supported (this spmd-run reads version " +
+               Twine(kPlanVersion) + ")")
+                  .str();
+      return failure();
+    }
+    return success();
+  }
+  PassManager pm(module.getContext());
+  buildCompilePipeline(pm, partition);
+  return captureDiagnostics(module.getContext(), error, [&] {
+    if (succeeded(pm.run(module)))
+      return success();
+    error = (file + ": compiling to a plan failed\n").str() + error;
+    return failure();
+  });
+}
+
+std::optional<DType> spmd::dtypeOfElementType(Type type) {
+  if (type.isF32())
+    return DType::F32;
+  if (type.isF64())
+    return DType::F64;
+  if (type.isF16())
+    return DType::F16;
+  if (type.isBF16())
+    return DType::BF16;
+  if (type.isInteger(32) || type.isIndex())
+    return type.isIndex() ? DType::I64 : DType::I32;
+  if (type.isInteger(64))
+    return DType::I64;
+  if (type.isInteger(8) || type.isInteger(1))
+    return DType::I8;
+  return std::nullopt;
+}
+
+/// The global shape spmd-partition records in spmd.global_type.
+static std::optional<Shape> globalShapeOf(TypeAttr attr) {
+  auto type =
+      attr ? dyn_cast<RankedTensorType>(attr.getValue()) : RankedTensorType();
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return Shape(type.getShape().begin(), type.getShape().end());
+}
+
+namespace {
+struct ScheduleBuilder {
+  func::FuncOp func;
+  plan::Schedule &schedule;
+  std::string &error;
+  llvm::StringMap<int64_t> kernelIndex;
+  std::optional<StringRef> meshName;
+
+  ScheduleBuilder(func::FuncOp func, plan::Schedule &schedule,
+                  std::string &error)
+      : func(func), schedule(schedule), error(error) {}
+
+  LogicalResult fail(Operation *op, const Twine &message) {
+    std::string loc;
+    llvm::raw_string_ostream os(loc);
+    os << op->getLoc();
+    error = (loc + ": '" + op->getName().getStringRef() + "' " + message).str();
+    return failure();
+  }
+
+  llvm::DenseMap<Value, int64_t> heapIds;
+  std::map<std::pair<int64_t, int64_t>, int64_t> sizeSlotOf;
+
+  /// The slot of a rank-dependent index: spmd.local_size/local_offset,
+  /// spmd.plan_chunk_size, or a memref.dim of an entry argument or of a
+  /// buffer whose size is itself such an index.
+  FailureOr<int64_t> sizeSlot(Operation *user, Value size) {
+    if (auto local = size.getDefiningOp<LocalSizeOp>())
+      return localSlot(local, plan::SizeSource::Kind::LocalChunk);
+    if (auto local = size.getDefiningOp<LocalOffsetOp>())
+      return localSlot(local, plan::SizeSource::Kind::LocalOffset);
+    if (auto chunk = size.getDefiningOp<PlanChunkSizeOp>())
+      return chunkSizeSlot(chunk);
+    auto dim = size.getDefiningOp<memref::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!dim || !index)
+      return fail(user, "has a dynamic size or index that is not a constant "
+                        "dim of a buffer or a rank-dependent size or offset");
+    Value source = dim.getSource();
+    if (auto arg = dyn_cast<BlockArgument>(source)) {
+      auto key = std::make_pair(int64_t(arg.getArgNumber()), *index);
+      auto [it, inserted] = sizeSlotOf.try_emplace(
+          key, static_cast<int64_t>(schedule.sizes.size()));
+      if (inserted) {
+        plan::SizeSource source;
+        source.arg = key.first;
+        source.dim = key.second;
+        schedule.sizes.push_back(source);
+      }
+      return it->second;
+    }
+    auto buffer = source.getDefiningOp<PlanBufferOp>();
+    auto type = cast<MemRefType>(source.getType());
+    if (!buffer || !type.isDynamicDim(*index))
+      return fail(user, "has a dynamic size that is not a constant dim of a "
+                        "buffer");
+    return sizeSlot(user,
+                    buffer.getDynamicSizes()[type.getDynamicDimIndex(*index)]);
+  }
+
+  /// spmd-partition's `spmd.local_size|local_offset @mesh [axes] of N`: this
+  /// rank's chunk of N, or where it starts.
+  template <typename OpTy>
+  FailureOr<int64_t> localSlot(OpTy op, plan::SizeSource::Kind kind) {
+    auto mesh =
+        SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+    if (!mesh)
+      return fail(op, "names an unknown mesh");
+    return meshSlot(op, op.getMesh(), kind, op.getGlobalSize(),
+                    op.getMeshAxisIndices(mesh));
+  }
+
+  FailureOr<int64_t> chunkSizeSlot(PlanChunkSizeOp op) {
+    return meshSlot(op, op.getMesh(), plan::SizeSource::Kind::GroupChunk,
+                    op.getSize(), op.getMeshAxisIndices());
+  }
+
+  /// The slot of a value computed from mesh coordinates; equal ones (each
+  /// partitioned op makes its own spmd.local_offset) share a slot.
+  FailureOr<int64_t> meshSlot(Operation *op, StringRef mesh,
+                              plan::SizeSource::Kind kind, int64_t globalSize,
+                              ArrayRef<int64_t> axes) {
+    if (meshName && *meshName != mesh)
+      return fail(op, "uses a second mesh; a schedule runs on one mesh");
+    meshName = mesh;
+    for (auto [slot, source] : llvm::enumerate(schedule.sizes))
+      if (source.kind == kind && source.globalSize == globalSize &&
+          llvm::equal(source.axes, axes))
+        return static_cast<int64_t>(slot);
+    plan::SizeSource source;
+    source.kind = kind;
+    source.globalSize = globalSize;
+    source.axes.assign(axes.begin(), axes.end());
+    schedule.sizes.push_back(source);
+    return static_cast<int64_t>(schedule.sizes.size() - 1);
+  }
+
+  FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
+    // A cast between identity layouts is the same buffer (its sizes are
+    // the source's, known at run time).
+    if (auto castOp = value.getDefiningOp<memref::CastOp>())
+      return ref(user, castOp.getSource());
+    // A reshape is the same buffer under another (static) shape.
+    if (isa_and_nonnull<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+            value.getDefiningOp())) {
+      FailureOr<plan::BufferRef> base =
+          ref(user, value.getDefiningOp()->getOperand(0));
+      auto type = cast<MemRefType>(value.getType());
+      if (failed(base))
+        return failure();
+      if (!base->isStatic() || !type.hasStaticShape())
+        return fail(value.getDefiningOp(),
+                    "reshapes a buffer with rank-dependent dims; not "
+                    "supported by spmd-run yet");
+      base->shape.assign(type.getShape().begin(), type.getShape().end());
+      return base;
+    }
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || !type.getLayout().isIdentity())
+      return fail(user, "needs identity-layout memref buffers");
+    std::optional<DType> elem = dtypeOfElementType(type.getElementType());
+    if (!elem)
+      return fail(user, "has a buffer of unsupported element type");
+    plan::BufferRef r;
+    r.type = *elem;
+    r.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      r.where = plan::BufferRef::Where::Arg;
+      r.index = arg.getArgNumber();
+      return r;
+    }
+    for (int64_t &d : r.shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    if (auto buffer = value.getDefiningOp<PlanBufferOp>()) {
+      if (type.hasStaticShape()) {
+        r.where = plan::BufferRef::Where::Arena;
+        r.index = buffer.getOffset();
+        return r;
+      }
+      if (buffer.getBytes() != 0)
+        return fail(buffer, "with dynamic dims must have 'bytes 0' (allocated "
+                            "by the runtime)");
+      r.where = plan::BufferRef::Where::Heap;
+      auto [it, inserted] = heapIds.try_emplace(value, schedule.numHeapBuffers);
+      if (inserted)
+        ++schedule.numHeapBuffers;
+      r.index = it->second;
+      for (Value size : buffer.getDynamicSizes()) {
+        FailureOr<int64_t> slot = sizeSlot(buffer, size);
+        if (failed(slot))
+          return failure();
+        r.sizeSlots.push_back(*slot);
+      }
+      return r;
+    }
+    return fail(user, "uses a buffer that is neither an argument nor a "
+                      "spmd.plan_buffer");
+  }
+
+  LogicalResult operands(Operation *op, plan::Step &step) {
+    for (Value v : op->getOperands()) {
+      // A kernel's index scalars (after its buffers).
+      if (v.getType().isIndex()) {
+        FailureOr<int64_t> slot = sizeSlot(op, v);
+        if (failed(slot))
+          return failure();
+        step.scalars.push_back(*slot);
+        continue;
+      }
+      FailureOr<plan::BufferRef> r = ref(op, v);
+      if (failed(r))
+        return failure();
+      step.operands.push_back(*r);
+    }
+    return success();
+  }
+
+  template <typename OpTy>
+  LogicalResult collective(OpTy op, plan::StepKind kind, plan::Step &step) {
+    step.kind = kind;
+    if (meshName && *meshName != op.getMesh())
+      return fail(op, "uses a second mesh; a schedule runs on one mesh");
+    meshName = op.getMesh();
+    SmallVector<int64_t> axes = op.getMeshAxisIndices();
+    step.axes.assign(axes.begin(), axes.end());
+    return operands(op, step);
+  }
+
+  LogicalResult build() {
+    schedule.name = func.getSymName().str();
+    schedule.arenaBytes =
+        func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName).getInt();
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      FailureOr<plan::BufferRef> r = ref(func, func.getArgument(i));
+      if (failed(r))
+        return failure();
+      plan::TensorInfo info{r->type, r->shape, std::nullopt};
+      if (auto layout = func.getArgAttrOfType<LayoutAttr>(
+              i, SPMDDialect::kLayoutAttrName)) {
+        info.layout = layout.toLayout();
+        meshName = layout.getMesh().getValue();
+      }
+      info.globalShape = globalShapeOf(
+          func.getArgAttrOfType<TypeAttr>(i, SPMDDialect::kGlobalTypeAttrName));
+      schedule.args.push_back(info);
+    }
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto layout = func.getResultAttrOfType<LayoutAttr>(
+              i, SPMDDialect::kLayoutAttrName))
+        meshName = layout.getMesh().getValue();
+
+    for (Operation &op : func.getBody().front()) {
+      plan::Step step;
+      if (isa<PlanBufferOp, PlanChunkSizeOp, LocalSizeOp, LocalOffsetOp,
+              memref::DimOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+              memref::CastOp, arith::ConstantOp>(op))
+        continue;
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+          FailureOr<plan::BufferRef> r = ref(&op, v);
+          if (failed(r))
+            return failure();
+          schedule.resultRefs.push_back(*r);
+          plan::TensorInfo info{r->type, r->shape, std::nullopt};
+          if (auto layout = func.getResultAttrOfType<LayoutAttr>(
+                  i, SPMDDialect::kLayoutAttrName))
+            info.layout = layout.toLayout();
+          info.globalShape = globalShapeOf(func.getResultAttrOfType<TypeAttr>(
+              i, SPMDDialect::kGlobalTypeAttrName));
+          schedule.results.push_back(info);
+        }
+        continue;
+      }
+      if (auto kernel = dyn_cast<PlanKernelOp>(op)) {
+        step.kind = plan::StepKind::Kernel;
+        auto [it, inserted] = kernelIndex.try_emplace(
+            kernel.getCallee(), static_cast<int64_t>(schedule.kernels.size()));
+        if (inserted)
+          schedule.kernels.push_back(kernel.getCallee().str());
+        step.kernel = it->second;
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (auto gemm = dyn_cast<PlanGemmOp>(op)) {
+        step.kind = plan::StepKind::Gemm;
+        step.transposeA = gemm.getTransposeA();
+        step.transposeB = gemm.getTransposeB();
+        step.beta = gemm.getBeta();
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (isa<PlanCopyOp>(op)) {
+        step.kind = plan::StepKind::Copy;
+        if (failed(operands(&op, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllGatherOp>(op)) {
+        step.dim0 = c.getDim();
+        if (failed(collective(c, plan::StepKind::AllGather, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllReduceOp>(op)) {
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::AllReduce, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanReduceScatterOp>(op)) {
+        step.dim0 = c.getDim();
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::ReduceScatter, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanAllToAllOp>(op)) {
+        step.dim0 = c.getSplitDim();
+        step.dim1 = c.getConcatDim();
+        if (failed(collective(c, plan::StepKind::AllToAll, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanPartialFromReplicatedOp>(op)) {
+        step.reduce = toReduceKind(c.getKind());
+        if (failed(collective(c, plan::StepKind::PartialFromReplicated, step)))
+          return failure();
+      } else if (auto c = dyn_cast<PlanShardOp>(op)) {
+        step.dim0 = c.getDim();
+        if (failed(collective(c, plan::StepKind::Shard, step)))
+          return failure();
+      } else {
+        return fail(&op, "is not a plan step");
+      }
+      schedule.steps.push_back(std::move(step));
+    }
+
+    schedule.mesh = Mesh{{"world"}, {1}};
+    if (meshName) {
+      auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+          func, FlatSymbolRefAttr::get(func.getContext(), *meshName));
+      if (!mesh)
+        return fail(func, ("names unknown mesh @" + *meshName).str());
+      schedule.mesh = mesh.toMesh();
+    }
+    if (std::string err = schedule.validate(); !err.empty()) {
+      error = "schedule " + schedule.name + ": " + err;
+      return failure();
+    }
+    return success();
+  }
+};
+} // namespace
+
+LogicalResult spmd::loadSchedule(ModuleOp module, StringRef entry,
+                                 plan::Schedule &schedule, std::string &error) {
+  SmallVector<func::FuncOp> schedules;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr(kPlanArenaAttrName))
+      schedules.push_back(func);
+  func::FuncOp func;
+  if (entry.empty()) {
+    if (schedules.size() != 1) {
+      error = "the plan has " + std::to_string(schedules.size()) +
+              " entries; choose one with --entry";
+      return failure();
+    }
+    func = schedules.front();
+  } else {
+    for (func::FuncOp f : schedules)
+      if (f.getSymName() == entry)
+        func = f;
+    if (!func) {
+      error = ("unknown entry '" + entry + "'; the plan has:").str();
+      for (func::FuncOp f : schedules)
+        error += " " + f.getSymName().str();
+      return failure();
+    }
+  }
+  ScheduleBuilder builder(func, schedule, error);
+  return builder.build();
+}
+
+LogicalResult spmd::compileKernels(ModuleOp plan,
+                                   const plan::Schedule &schedule,
+                                   CompiledKernels &kernels,
+                                   std::string &error) {
+  MLIRContext *ctx = plan.getContext();
+  // Only the kernels go to LLVM; each gets a C interface taking descriptor
+  // pointers (see runtime/Executor.h).
+  OwningOpRef<ModuleOp> module = ModuleOp::create(plan.getLoc());
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const std::string &name : schedule.kernels) {
+    auto func = plan.lookupSymbol<func::FuncOp>(name);
+    if (!func || !func->hasAttr(kPlanKernelAttrName)) {
+      error = "plan has no kernel function @" + name;
+      return failure();
+    }
+    auto clone = cast<func::FuncOp>(builder.clone(*func));
+    clone->removeAttr(kPlanKernelAttrName);
+    clone->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   builder.getUnitAttr());
+  }
+  PassManager pm(ctx);
+  if (failed(parsePassPipeline(
+          "func.func(convert-linalg-to-loops),"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+          "convert-index-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
+          "convert-cf-to-llvm,reconcile-unrealized-casts",
+          pm))) {
+    error = "internal error: bad kernel lowering pipeline";
+    return failure();
+  }
+  if (failed(captureDiagnostics(ctx, error, [&] { return pm.run(*module); }))) {
+    error = "lowering the kernels to LLVM failed:\n" + error;
+    return failure();
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions options;
+  // Optimize for this CPU: without a target machine LLVM's vectorizers see
+  // no vector registers and every kernel stays a scalar loop.
+  std::unique_ptr<llvm::TargetMachine> host;
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    if (auto machine = builder->createTargetMachine())
+      host = std::move(*machine);
+    else
+      llvm::consumeError(machine.takeError());
+  } else {
+    llvm::consumeError(builder.takeError());
+  }
+  options.transformer = makeOptimizingTransformer(3, 0, host.get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    error = "JIT compilation of the kernels failed: " +
+            llvm::toString(engine.takeError());
+    return failure();
+  }
+  kernels.engine = std::move(*engine);
+  for (const std::string &name : schedule.kernels) {
+    auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
+    if (!fn) {
+      error = "kernel " + name +
+              " not found after JIT: " + llvm::toString(fn.takeError());
+      return failure();
+    }
+    kernels.functions.push_back(reinterpret_cast<plan::KernelFn>(*fn));
+  }
+  return success();
+}

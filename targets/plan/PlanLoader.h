@@ -1,0 +1,53 @@
+//===- PlanLoader.h - MLIR plan to runtime plan, and JIT kernels -*- C++
+//-*-===//
+//
+// The MLIR side of spmd-run: compiles a program to a plan when needed,
+// converts a schedule's `spmd.plan_*` ops to the runtime's plan model
+// (runtime/Plan.h), and JIT-compiles the plan's kernels to native code with
+// MLIR's ExecutionEngine (linalg -> loops -> LLVM).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_TARGETS_PLAN_PLANLOADER_H
+#define SPMD_TARGETS_PLAN_PLANLOADER_H
+
+#include "runtime/Executor.h"
+#include "runtime/Plan.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+#include <optional>
+
+namespace spmd {
+
+/// Runs spmd-compile{partition=`partition`} on `module` unless it is a plan
+/// already (a global annotated program is partitioned first with "auto"; "off"
+/// compiles it unpartitioned on one device); checks the plan version. Errors
+/// name `file`.
+mlir::LogicalResult ensurePlan(mlir::ModuleOp module, llvm::StringRef file,
+                               std::string &error,
+                               llvm::StringRef partition = "auto");
+
+/// The runtime element type of a buffer element type: f32/f64/f16/bf16,
+/// i32, i64 (and index), i8 (and i1); none for others.
+std::optional<DType> dtypeOfElementType(mlir::Type type);
+
+/// Converts the schedule `entry` (empty: the only one) of a plan.
+mlir::LogicalResult loadSchedule(mlir::ModuleOp plan, llvm::StringRef entry,
+                                 plan::Schedule &schedule, std::string &error);
+
+/// JIT-compiled kernels of a plan, in Schedule::kernels order.
+struct CompiledKernels {
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::vector<plan::KernelFn> functions;
+};
+mlir::LogicalResult compileKernels(mlir::ModuleOp plan,
+                                   const plan::Schedule &schedule,
+                                   CompiledKernels &kernels,
+                                   std::string &error);
+
+} // namespace spmd
+
+#endif // SPMD_TARGETS_PLAN_PLANLOADER_H
