@@ -38,8 +38,7 @@ bool spmd::isGlobalProgram(ModuleOp module) {
     return false;
   bool hasLayouts = false, isLocal = false;
   module.walk([&](Operation *op) {
-    if (isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp,
-            PartialFromReplicatedOp>(op))
+    if (isa<CollectiveOpInterface, PartialFromReplicatedOp>(op))
       isLocal = true;
     if (isa<ConstrainOp>(op) || op->hasAttr(SPMDDialect::kLayoutAttrName))
       hasLayouts = true;

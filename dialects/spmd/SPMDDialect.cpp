@@ -11,6 +11,7 @@ using namespace mlir;
 using namespace spmd;
 
 #include "dialects/spmd/SPMDDialect.cpp.inc"
+#include "dialects/spmd/SPMDInterfaces.cpp.inc"
 
 void SPMDDialect::initialize() {
   registerAttributes();

@@ -310,6 +310,9 @@ LogicalResult LocalOffsetOp::verifySymbolUses(SymbolTableCollection &tables) {
   return success();
 }
 
+// shard selects this member's chunk locally.
+bool ShardOp::communicates() { return false; }
+
 #define DEFINE_MESH_AXIS_INDICES(Op)                                           \
   SmallVector<int64_t> Op::getMeshAxisIndices(MeshOp mesh) {                   \
     return meshAxisIndices(mesh, getMeshAxes());                               \

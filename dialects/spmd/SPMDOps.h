@@ -12,6 +12,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "dialects/spmd/SPMDInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/spmd/SPMDOps.h.inc"
 

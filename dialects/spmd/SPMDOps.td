@@ -5,6 +5,7 @@
 
 include "dialects/spmd/SPMDBase.td"
 include "dialects/spmd/SPMDAttrs.td"
+include "dialects/spmd/SPMDInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -66,7 +67,8 @@ def SPMD_ConstrainOp : SPMD_Op<"constrain", [Pure, AllTypesMatch<["input", "resu
 
 class SPMD_CollectiveOp<string mnemonic, list<Trait> traits = []>
     : SPMD_Op<mnemonic, !listconcat(traits, [Pure,
-        DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        SPMD_CollectiveOpInterface])> {
   code extraCollectiveDecls = [{
     /// Indices of `mesh_axes` in `mesh`, for a verified op.
     ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
@@ -152,7 +154,8 @@ def SPMD_AllToAllOp : SPMD_CollectiveOp<"all_to_all"> {
   }];
 }
 
-def SPMD_ShardOp : SPMD_CollectiveOp<"shard"> {
+def SPMD_ShardOp : SPMD_CollectiveOp<"shard",
+    [DeclareOpInterfaceMethods<SPMD_CollectiveOpInterface, ["communicates"]>]> {
   let summary = "this device's chunk of a group-replicated tensor (no communication)";
   let description = [{
     Takes torch.chunk `i` along `dim`, where `i` is this device's index in the
@@ -175,8 +178,9 @@ def SPMD_ShardOp : SPMD_CollectiveOp<"shard"> {
 //===----------------------------------------------------------------------===//
 
 def SPMD_PartialFromReplicatedOp
-    : SPMD_CollectiveOp<"partial_from_replicated",
-                        [AllTypesMatch<["input", "result"]>]> {
+    : SPMD_Op<"partial_from_replicated", [Pure,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        AllTypesMatch<["input", "result"]>]> {
   let summary = "turn a group-replicated tensor into partial terms (no communication)";
   let description = [{
     The input holds the same value on every member of the group over
@@ -194,6 +198,10 @@ def SPMD_PartialFromReplicatedOp
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $input `on` $mesh $mesh_axes $kind attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Indices of `mesh_axes` in `mesh`, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
   }];
 }
 

@@ -193,6 +193,8 @@ SmallVector<int64_t> axisIndicesOf(Operation *op, FlatSymbolRefAttr name,
 }
 } // namespace
 
+bool PlanShardOp::communicates() { return false; }
+
 #define PLAN_COLLECTIVE_COMMON(Op)                                             \
   SmallVector<int64_t> Op::getMeshAxisIndices() {                              \
     return axisIndicesOf(*this, getMeshAttr(), getMeshAxes());                 \

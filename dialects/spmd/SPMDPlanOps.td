@@ -13,6 +13,7 @@
 #define SPMD_PLAN_OPS_TD
 
 include "dialects/spmd/SPMDBase.td"
+include "dialects/spmd/SPMDInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -125,8 +126,10 @@ def SPMD_PlanCopyOp : SPMD_PlanOp<"plan_copy"> {
   let hasVerifier = 1;
 }
 
-class SPMD_PlanCollectiveOp<string mnemonic>
-    : SPMD_PlanOp<mnemonic, [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+class SPMD_PlanCollectiveOp<string mnemonic, list<Trait> traits = []>
+    : SPMD_PlanOp<mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+         SPMD_CollectiveOpInterface])> {
   code extraPlanDecls = [{
     /// Indices of `mesh_axes` in the mesh, for a verified op.
     ::llvm::SmallVector<int64_t> getMeshAxisIndices();
@@ -180,7 +183,8 @@ def SPMD_PlanAllToAllOp : SPMD_PlanCollectiveOp<"plan_all_to_all"> {
   }];
 }
 
-def SPMD_PlanShardOp : SPMD_PlanCollectiveOp<"plan_shard"> {
+def SPMD_PlanShardOp : SPMD_PlanCollectiveOp<"plan_shard",
+    [DeclareOpInterfaceMethods<SPMD_CollectiveOpInterface, ["communicates"]>]> {
   let summary = "spmd.shard on buffers (a local copy of this member's chunk)";
   let arguments = (ins AnyMemRef:$input, AnyMemRef:$output,
                        FlatSymbolRefAttr:$mesh, StrArrayAttr:$mesh_axes,
@@ -191,7 +195,8 @@ def SPMD_PlanShardOp : SPMD_PlanCollectiveOp<"plan_shard"> {
 }
 
 def SPMD_PlanPartialFromReplicatedOp
-    : SPMD_PlanCollectiveOp<"plan_partial_from_replicated"> {
+    : SPMD_PlanOp<"plan_partial_from_replicated",
+        [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "spmd.partial_from_replicated on buffers (local, no communication)";
   let description = [{
     For `sum` the member with group index 0 copies the input and every other
@@ -207,6 +212,10 @@ def SPMD_PlanPartialFromReplicatedOp
                        SPMD_ReductionKind:$kind);
   let assemblyFormat = [{
     $input `,` $output `on` $mesh $mesh_axes $kind attr-dict `:` type($input) `,` type($output)
+  }];
+  let extraClassDeclaration = [{
+    /// Indices of `mesh_axes` in the mesh, for a verified op.
+    ::llvm::SmallVector<int64_t> getMeshAxisIndices();
   }];
 }
 

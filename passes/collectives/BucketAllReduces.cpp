@@ -27,11 +27,6 @@ using namespace spmd;
 
 namespace {
 
-bool isCollective(Operation *op) {
-  return isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp>(
-      op);
-}
-
 std::optional<int64_t> elementBytes(Type type) {
   if (auto complex = dyn_cast<ComplexType>(type)) {
     std::optional<int64_t> part = elementBytes(complex.getElementType());
@@ -178,7 +173,7 @@ private:
     Operation *anchor = previous;
     for (Operation *op = bucket.members.front()->getPrevNode(); op;
          op = op->getPrevNode()) {
-      if (!isCollective(op))
+      if (!isa<CollectiveOpInterface>(op))
         continue;
       if (!anchor || anchor->isBeforeInBlock(op))
         anchor = op;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/CostModel.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "passes/collectives/Passes.h"
 
@@ -142,19 +143,19 @@ Bytes computeBytes(const Collective &c) {
   return {exact, exact};
 }
 
-template <typename OpTy>
-void fillGroup(Collective &c, OpTy op, SymbolTableCollection &tables) {
-  c.mesh = op.getMesh().str();
+void fillGroup(Collective &c, CollectiveOpInterface op,
+               SymbolTableCollection &tables) {
+  c.mesh = op.getMeshAttr().getValue().str();
   for (Attribute axis : op.getMeshAxes())
     c.axes.push_back(cast<StringAttr>(axis).str());
-  c.input = op.getInput().getType();
-  c.result = op.getResult().getType();
+  c.input = cast<RankedTensorType>(op.getInput().getType());
+  c.result = cast<RankedTensorType>(op->getResult(0).getType());
   c.roles.assign(c.input.getRank(), DimRole::Same);
   auto mesh = dyn_cast_or_null<MeshOp>(
       tables.lookupNearestSymbolFrom(op, op.getMeshAttr()));
   if (!mesh)
     return;
-  SmallVector<int64_t> axes = op.getMeshAxisIndices(mesh);
+  SmallVector<int64_t> axes = meshAxisIndices(mesh, op.getMeshAxes());
   for (int64_t axis : axes)
     c.groupSize *= mesh.getAxisSizes()[axis];
   llvm::sort(axes);
@@ -167,43 +168,45 @@ void fillGroup(Collective &c, OpTy op, SymbolTableCollection &tables) {
                  ",");
 }
 
-FailureOr<Collective> describe(Operation *op, SymbolTableCollection &tables) {
+/// The cost model's kind of a collective that communicates.
+std::optional<CollectiveKind> collectiveKind(CollectiveOpInterface op) {
+  if (isa<AllGatherOp>(op))
+    return CollectiveKind::AllGather;
+  if (isa<AllReduceOp>(op))
+    return CollectiveKind::AllReduce;
+  if (isa<ReduceScatterOp>(op))
+    return CollectiveKind::ReduceScatter;
+  if (isa<AllToAllOp>(op))
+    return CollectiveKind::AllToAll;
+  return std::nullopt;
+}
+
+Collective describe(CollectiveOpInterface op, SymbolTableCollection &tables) {
   Collective c;
   c.op = op;
   c.kind = op->getName().stripDialect();
+  fillGroup(c, op, tables);
   auto role = [&](int64_t dim, DimRole r) { c.roles[dim] = r; };
-  if (auto gather = dyn_cast<AllGatherOp>(op)) {
-    fillGroup(c, gather, tables);
+  if (auto gather = dyn_cast<AllGatherOp>(*op)) {
     c.dims.push_back({"dim", gather.getDim()});
     role(gather.getDim(), DimRole::Gathered);
-  } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
-    fillGroup(c, reduce, tables);
+  } else if (auto reduce = dyn_cast<AllReduceOp>(*op)) {
     c.reduction = reduce.getKind();
-  } else if (auto scatter = dyn_cast<ReduceScatterOp>(op)) {
-    fillGroup(c, scatter, tables);
+  } else if (auto scatter = dyn_cast<ReduceScatterOp>(*op)) {
     c.reduction = scatter.getKind();
     c.dims.push_back({"dim", scatter.getDim()});
     role(scatter.getDim(), DimRole::Split);
-  } else if (auto a2a = dyn_cast<AllToAllOp>(op)) {
-    fillGroup(c, a2a, tables);
+  } else if (auto a2a = dyn_cast<AllToAllOp>(*op)) {
     c.dims.push_back({"split_dim", a2a.getSplitDim()});
     c.dims.push_back({"concat_dim", a2a.getConcatDim()});
     role(a2a.getSplitDim(), DimRole::Split);
     role(a2a.getConcatDim(), DimRole::Gathered);
-  } else if (auto shard = dyn_cast<ShardOp>(op)) {
-    fillGroup(c, shard, tables);
+  } else if (auto shard = dyn_cast<ShardOp>(*op)) {
     c.dims.push_back({"dim", shard.getDim()});
     role(shard.getDim(), DimRole::Split);
-  } else {
-    return failure();
   }
-  double k = c.groupSize;
-  if (isa<AllGatherOp>(op))
-    c.factor = k - 1;
-  else if (isa<AllReduceOp>(op))
-    c.factor = 2 * (k - 1) / k;
-  else if (isa<ReduceScatterOp, AllToAllOp>(op))
-    c.factor = (k - 1) / k;
+  if (std::optional<CollectiveKind> kind = collectiveKind(op))
+    c.factor = ringSendFactor(*kind, c.groupSize);
   c.dynamic = !c.input.hasStaticShape() || !c.result.hasStaticShape();
   c.bytes = computeBytes(c);
   return c;
@@ -280,18 +283,9 @@ void writeCollective(json::OStream &out, const Collective &c) {
 LogicalResult writeFunction(json::OStream &j, FunctionOpInterface func,
                             SymbolTableCollection &tables) {
   std::vector<Collective> collectives;
-  WalkResult walk = func->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (!isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp>(
-            op))
-      return WalkResult::advance();
-    FailureOr<Collective> c = describe(op, tables);
-    if (failed(c))
-      return WalkResult::interrupt();
-    collectives.push_back(*c);
-    return WalkResult::advance();
+  func->walk<WalkOrder::PreOrder>([&](CollectiveOpInterface op) {
+    collectives.push_back(describe(op, tables));
   });
-  if (walk.wasInterrupted())
-    return failure();
 
   Tally total;
   std::map<std::string, Tally> byKind;

@@ -29,11 +29,6 @@ using namespace spmd;
 
 namespace {
 
-bool isCollective(Operation *op) {
-  return isa<AllGatherOp, AllReduceOp, ReduceScatterOp, AllToAllOp, ShardOp>(
-      op);
-}
-
 /// Same op kind, operand, result type and inherent attributes (mesh, axes in
 /// order, dims, reduction kind). Discardable attributes do not matter.
 bool sameCollective(Operation *a, Operation *b) {
@@ -84,7 +79,7 @@ private:
   bool dedup(Operation *root) {
     SmallVector<Operation *> collectives;
     root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isCollective(op))
+      if (isa<CollectiveOpInterface>(op))
         collectives.push_back(op);
     });
     DenseMap<Value, SmallVector<Operation *, 2>> keptByInput;

@@ -1,6 +1,7 @@
 //===- Passes.h - spmd collectives passes -----------------------*- C++ -*-===//
 //
-// Declarations of the passes in passes/collectives/Passes.td and their registration.
+// Declarations of the passes in passes/collectives/Passes.td and their
+// registration.
 //
 //===----------------------------------------------------------------------===//
 

@@ -37,9 +37,10 @@ using namespace mlir;
 
 namespace {
 
+/// An op that moves data between devices: worth issuing early.
 bool isCollective(Operation *op) {
-  return isa<::spmd::AllGatherOp, ::spmd::AllReduceOp, ::spmd::ReduceScatterOp,
-             ::spmd::AllToAllOp>(op);
+  auto collective = dyn_cast<::spmd::CollectiveOpInterface>(op);
+  return collective && collective.communicates();
 }
 
 /// The ops of `block` that `op` needs before it: the in-block ancestors of

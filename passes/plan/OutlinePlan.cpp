@@ -194,10 +194,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     for (Operation *op : ops) {
       if (isa<memref::AllocOp, arith::ConstantOp, memref::DimOp, func::ReturnOp,
               spmd::PlanBufferOp, spmd::PlanKernelOp, spmd::PlanGemmOp,
-              spmd::PlanCopyOp, spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
-              spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp,
-              spmd::PlanShardOp, spmd::PlanChunkSizeOp,
-              spmd::PlanPartialFromReplicatedOp,
+              spmd::PlanCopyOp, spmd::CollectiveOpInterface,
+              spmd::PlanPartialFromReplicatedOp, spmd::PlanChunkSizeOp,
               // Rank-dependent sizes and offsets from spmd-partition
               // (evaluated by the runtime from mesh coordinates).
               spmd::LocalSizeOp, spmd::LocalOffsetOp>(op) ||

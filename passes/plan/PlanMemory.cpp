@@ -67,8 +67,8 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       return nullptr;
     };
     for (Operation &op : body) {
-      if (!isa<spmd::PlanAllGatherOp, spmd::PlanAllReduceOp,
-               spmd::PlanReduceScatterOp, spmd::PlanAllToAllOp>(op))
+      auto collective = dyn_cast<spmd::CollectiveOpInterface>(op);
+      if (!collective || !collective.communicates())
         continue;
       Operation *in = root(op.getOperand(0)), *out = root(op.getOperand(1));
       int64_t done = end;
