@@ -1,18 +1,25 @@
-//===- CostModel.h - communication cost of layout changes -------*- C++ -*-===//
+//===- CostModel.h - the one communication cost model -----------*- C++ -*-===//
 //
-// A simple alpha-beta model of what it costs to change a tensor's layout on
-// a mesh, used by spmd-propagate to resolve conflicts (and reusable by the
-// partitioner to rank redistribution plans). Plain C++: no MLIR.
+// The alpha-beta model every communication estimate of spmd uses:
+// propagation's conflict resolution, hoist-gathers, the redistribute
+// planner's search, and the bytes of spmd-comm-report. Plain C++: no MLIR.
 //
-// Every mesh axis whose placement changes costs one collective over that
-// axis: `alpha` (latency) plus bytes moved per rank times `beta` (inverse
-// bandwidth). `bytes` is the size of the tensor as the group of that axis
-// sees it: the global size divided by the shards the *other* axes make.
+// One collective over a group of k devices costs `alpha` (latency) plus
+// `beta` (seconds per byte) times the bytes each rank sends under the ring
+// algorithms, I being the bytes of one rank's input:
 //
-//   S -> R           all_gather      (k-1)/k   * bytes
-//   P -> R           all_reduce      2(k-1)/k  * bytes
-//   P -> S           reduce_scatter  (k-1)/k   * bytes
-//   S(i) -> S(j)     all_to_all      (k-1)/k   * bytes / k
+//   all_gather                  (k-1)    * I
+//   all_reduce                  2(k-1)/k * I   (one latency)
+//   reduce_scatter, all_to_all  (k-1)/k  * I
+//
+// A layout change costs, per mesh axis whose placement changes, one such
+// collective over that axis; G is the size of the tensor as that axis'
+// group sees it (the global size divided by the shards of the other axes):
+//
+//   S -> R           all_gather      I = G / k
+//   P -> R           all_reduce      I = G
+//   P -> S           reduce_scatter  I = G
+//   S(i) -> S(j)     all_to_all      I = G / k
 //   S -> P           all_gather, then keep on one member: as S -> R
 //   P(a) -> P(b)     all_reduce, then keep on one member: as P -> R
 //   R -> S, R -> P   local (slice / keep on group index 0): free
@@ -34,52 +41,40 @@ struct CommCostParams {
   double alpha = 10e-6;
   /// Seconds per byte (inverse bandwidth, here 50 GB/s).
   double beta = 1.0 / 50e9;
+  /// Optional per mesh axis seconds per byte (overrides `beta`); a group
+  /// over several axes runs at the slowest of them.
+  std::vector<double> axisBeta;
+
+  /// Seconds per byte of a group over `axes`.
+  double betaOf(const std::vector<int64_t> &axes) const;
 };
 
-/// Cost of changing one mesh axis of size `k` from `from` to `to` for a
-/// tensor that the axis' group sees as `bytes` bytes.
-inline double axisReshardCost(const Placement &from, const Placement &to,
-                              int64_t k, double bytes,
-                              const CommCostParams &p = {}) {
-  if (from == to || k <= 1 || from.isReplicate())
-    return 0.0;
-  double frac = double(k - 1) / double(k);
-  if (from.isShard()) {
-    if (to.isShard()) // all_to_all
-      return p.alpha + p.beta * frac * bytes / double(k);
-    return p.alpha + p.beta * frac * bytes; // all_gather (R or P target)
-  }
-  // from is partial.
-  if (to.isShard()) // reduce_scatter
-    return p.alpha + p.beta * frac * bytes;
-  return p.alpha + p.beta * 2.0 * frac * bytes; // all_reduce
-}
+enum class CollectiveKind { AllGather, AllReduce, ReduceScatter, AllToAll };
+
+/// Bytes one rank sends per byte of its input (the table above).
+double ringSendFactor(CollectiveKind kind, int64_t k);
+
+/// Seconds of one collective of `kind` over `k` devices whose input is
+/// `inputBytes` on each rank, at `beta` seconds per byte.
+double collectiveTime(CollectiveKind kind, int64_t k, double inputBytes,
+                      double alpha, double beta);
+
+/// Cost of changing one mesh axis (`axis`, of size `k`) from `from` to `to`
+/// for a tensor that the axis' group sees as `bytes` bytes.
+double axisReshardCost(const Placement &from, const Placement &to, int64_t k,
+                       double bytes, const CommCostParams &p = {},
+                       int64_t axis = -1);
 
 /// Bytes of the tensor as seen by the group of mesh axis `axis` under
 /// `layout`: the global size divided by the shards of every other axis.
-inline double axisGroupBytes(const Mesh &mesh, const Layout &layout,
-                             int64_t axis, double globalBytes) {
-  double bytes = globalBytes;
-  for (int64_t a = 0; a < mesh.rank(); ++a)
-    if (a != axis && a < int64_t(layout.placements.size()) &&
-        layout.placements[a].isShard())
-      bytes /= double(mesh.axisSizes[a]);
-  return bytes;
-}
+double axisGroupBytes(const Mesh &mesh, const Layout &layout, int64_t axis,
+                      double globalBytes);
 
 /// Total cost of changing `from` into `to` for a tensor of `globalBytes`
 /// bytes: the sum over axes that change (each costed with `from`'s sharding
 /// of the other axes).
-inline double reshardCost(const Mesh &mesh, const Layout &from,
-                          const Layout &to, double globalBytes,
-                          const CommCostParams &p = {}) {
-  double cost = 0.0;
-  for (int64_t a = 0; a < mesh.rank(); ++a)
-    cost +=
-        axisReshardCost(from.placements[a], to.placements[a], mesh.axisSizes[a],
-                        axisGroupBytes(mesh, from, a, globalBytes), p);
-  return cost;
-}
+double reshardCost(const Mesh &mesh, const Layout &from, const Layout &to,
+                   double globalBytes, const CommCostParams &p = {});
 
 } // namespace spmd
 

@@ -110,7 +110,8 @@ private:
                  const std::vector<int64_t> &axes) const;
 
   double bytes(const Layout &layout) const;
-  double transfer(const std::vector<int64_t> &axes, double bytes) const;
+  double transfer(CollectiveKind kind, const std::vector<int64_t> &axes,
+                  double bytes) const;
   double stepCost(const RedistributeStep &step, const Layout &before) const;
 
   const Mesh &mesh;
@@ -188,16 +189,10 @@ double Planner::bytes(const Layout &layout) const {
   return n;
 }
 
-double Planner::transfer(const std::vector<int64_t> &axes, double bytes) const {
-  double bw = 0;
-  for (int64_t a : axes) {
-    double b = static_cast<size_t>(a) < model.axisBandwidth.size()
-                   ? model.axisBandwidth[a]
-                   : model.bandwidth;
-    bw = bw == 0 ? b : std::min(bw, b);
-  }
-  double k = static_cast<double>(mesh.groupSize(axes));
-  return model.latency + bytes * (k - 1) / k / bw;
+double Planner::transfer(CollectiveKind kind, const std::vector<int64_t> &axes,
+                         double bytes) const {
+  return collectiveTime(kind, mesh.groupSize(axes), bytes, model.comm.alpha,
+                        model.comm.betaOf(axes));
 }
 
 double Planner::stepCost(const RedistributeStep &step,
@@ -205,14 +200,14 @@ double Planner::stepCost(const RedistributeStep &step,
   using Kind = RedistributeStep::Kind;
   switch (step.kind) {
   case Kind::AllGather:
-    return transfer(step.axes, bytes(step.after));
+    return transfer(CollectiveKind::AllGather, step.axes,
+                    bytes(step.after) / double(mesh.groupSize(step.axes)));
   case Kind::AllReduce:
-    // Twice the bytes of a gather, but one launch: cheaper than the
-    // reduce_scatter + all_gather it is made of.
-    return 2 * transfer(step.axes, bytes(before)) - model.latency;
+    return transfer(CollectiveKind::AllReduce, step.axes, bytes(before));
   case Kind::ReduceScatter:
+    return transfer(CollectiveKind::ReduceScatter, step.axes, bytes(before));
   case Kind::AllToAll:
-    return transfer(step.axes, bytes(before));
+    return transfer(CollectiveKind::AllToAll, step.axes, bytes(before));
   case Kind::LocalShard:
   case Kind::LocalPartial:
     return model.localStep;

@@ -28,6 +28,7 @@
 #ifndef SPMD_CORE_REDISTRIBUTEPLANNER_H
 #define SPMD_CORE_REDISTRIBUTEPLANNER_H
 
+#include "core/CostModel.h"
 #include "core/Layout.h"
 
 #include <cstdint>
@@ -36,17 +37,12 @@
 
 namespace spmd {
 
-/// Alpha-beta cost model: a collective over a group of k devices moving B
-/// bytes per rank costs latency + B * (k - 1) / k / bandwidth; all_reduce
-/// moves twice the bytes (reduce_scatter + all_gather) with one latency.
-/// Local steps cost
-/// `localStep` so that, among equally priced plans, fewer steps win.
+/// Collectives cost what core/CostModel.h says, the input's bytes being
+/// those of the largest shard (uneven shards: the ring runs at its pace).
+/// Local steps cost `localStep` so that, among equally priced plans, fewer
+/// steps win.
 struct RedistributeCostModel {
-  double latency = 5e-6;   // seconds per collective
-  double bandwidth = 5e10; // bytes per second, every axis
-  /// Optional per mesh axis bandwidth (overrides `bandwidth`); a group over
-  /// several axes runs at the slowest of them.
-  std::vector<double> axisBandwidth;
+  CommCostParams comm;
   double localStep = 1e-9;
   /// The search gives up after settling this many layouts (meshes with many
   /// axes) and returns the plan through the replicated layout: reduce and

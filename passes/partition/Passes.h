@@ -1,6 +1,7 @@
 //===- Passes.h - spmd partition passes -------------------------*- C++ -*-===//
 //
-// Declarations of the passes in passes/partition/Passes.td and their registration.
+// Declarations of the passes in passes/partition/Passes.td and their
+// registration.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,7 @@
 //===- Passes.h - spmd propagation passes -----------------------*- C++ -*-===//
 //
-// Declarations of the passes in passes/propagation/Passes.td and their registration.
+// Declarations of the passes in passes/propagation/Passes.td and their
+// registration.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,76 @@
+//===- CostModel.cpp - the one communication cost model -------------------===//
+
+#include "core/CostModel.h"
+
+#include <algorithm>
+
+using namespace spmd;
+
+double CommCostParams::betaOf(const std::vector<int64_t> &axes) const {
+  double slowest = 0;
+  for (int64_t a : axes)
+    slowest = std::max(
+        slowest, a >= 0 && size_t(a) < axisBeta.size() ? axisBeta[a] : beta);
+  return axes.empty() ? beta : slowest;
+}
+
+double spmd::ringSendFactor(CollectiveKind kind, int64_t k) {
+  double n = double(k);
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return n - 1;
+  case CollectiveKind::AllReduce: // reduce_scatter + all_gather, one launch
+    return 2 * (n - 1) / n;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll:
+    return (n - 1) / n;
+  }
+  return 0;
+}
+
+double spmd::collectiveTime(CollectiveKind kind, int64_t k, double inputBytes,
+                            double alpha, double beta) {
+  if (k <= 1)
+    return 0.0;
+  return alpha + beta * ringSendFactor(kind, k) * inputBytes;
+}
+
+double spmd::axisReshardCost(const Placement &from, const Placement &to,
+                             int64_t k, double bytes, const CommCostParams &p,
+                             int64_t axis) {
+  if (from == to || k <= 1 || from.isReplicate())
+    return 0.0;
+  double beta = p.betaOf({axis});
+  auto time = [&](CollectiveKind kind, double b) {
+    return collectiveTime(kind, k, b, p.alpha, beta);
+  };
+  if (from.isShard()) {
+    if (to.isShard())
+      return time(CollectiveKind::AllToAll, bytes / double(k));
+    return time(CollectiveKind::AllGather, bytes / double(k)); // R or P
+  }
+  // from is partial.
+  if (to.isShard())
+    return time(CollectiveKind::ReduceScatter, bytes);
+  return time(CollectiveKind::AllReduce, bytes);
+}
+
+double spmd::axisGroupBytes(const Mesh &mesh, const Layout &layout,
+                            int64_t axis, double globalBytes) {
+  double bytes = globalBytes;
+  for (int64_t a = 0; a < mesh.rank(); ++a)
+    if (a != axis && a < int64_t(layout.placements.size()) &&
+        layout.placements[a].isShard())
+      bytes /= double(mesh.axisSizes[a]);
+  return bytes;
+}
+
+double spmd::reshardCost(const Mesh &mesh, const Layout &from, const Layout &to,
+                         double globalBytes, const CommCostParams &p) {
+  double cost = 0.0;
+  for (int64_t a = 0; a < mesh.rank(); ++a)
+    cost +=
+        axisReshardCost(from.placements[a], to.placements[a], mesh.axisSizes[a],
+                        axisGroupBytes(mesh, from, a, globalBytes), p, a);
+  return cost;
+}
