@@ -21,7 +21,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.nn.utils.stateless import functional_call
 
 from . import optim as foptim
-from .emitter import Emitter
+from .emit import Emitter, tensor_meta
 from .placements import Layout, Mesh, Replicate, Shard, layout_attr
 from .plans import resolve_plan
 
@@ -449,15 +449,10 @@ def _output_metas(gm):
                     for x in v:
                         rec(x)
                 else:
-                    flat.append(_node_meta(v))
+                    flat.append(tensor_meta(v))
             rec(vals)
             return flat
     return []
-
-
-def _node_meta(node):
-    from .emitter import _meta
-    return _meta(node)
 
 
 def _tracing_mode(tensors, mode):

@@ -1,0 +1,27 @@
+"""Translate a make_fx aten graph into one MLIR func.func on global tensors.
+
+Each supported aten overload has a handler, registered with `core.handles`
+in the module of its op category; an overload without one is an
+UnsupportedOpError naming the op and the graph node. No decomposition table
+is needed for the ops PyTorch 1.13 produces for MLPs and transformers: the
+composite ones (native_layer_norm[_backward], softmax backward, nll_loss,
+embedding backward, gelu backward ...) are written out in terms of linalg
+named ops, linalg.generic and linalg.reduce.
+
+    core         registry, argument binding, node metadata, the Emitter
+    views        identity-like and shape ops
+    creation     ones/zeros/full/arange ...
+    elementwise  casts, arithmetic and math, comparisons, where/masked ops,
+                 activations and their backward
+    reductions   sum/mean/amax/var/argmax, softmax/log_softmax
+    linalg       mm/bmm/addmm/baddbmm
+    nn           layer norm, losses, embedding
+    indexing     gather/index_select/scatter_add/index_add
+"""
+
+# Importing the category modules registers their handlers.
+from . import (creation, elementwise, indexing, linalg, nn,  # noqa: F401
+               reductions, views)
+from .core import Emitter, handles, tensor_meta
+
+__all__ = ["Emitter", "handles", "tensor_meta"]

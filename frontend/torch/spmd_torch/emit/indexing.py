@@ -1,0 +1,88 @@
+"""Handlers for data-dependent indexing: gather and index_select (a
+linalg.generic reading its source with tensor.extract), scatter_add and
+index_add (a reduction linalg.generic over the scattered positions).
+"""
+
+from ..builder import UnsupportedOpError, numel
+from .core import handles
+
+
+def _extract(b, src, indices):
+    return b.emit(f"tensor.extract {src.name}[{', '.join(indices)}] : {src.type}")
+
+
+@handles("gather.default")
+def _gather(E, node, a):
+    x, idx = a.self, a.index
+    dim = a.dim % x.rank
+    shape = idx.shape
+
+    def body(b, i, o):
+        coords = [b.index(k) if k != dim else b.index_cast(i[0], idx.dtype)
+                  for k in range(x.rank)]
+        return _extract(b, x, coords)
+    return E.b.generic([(idx, [f"d{k}" for k in range(idx.rank)])], shape,
+                       x.dtype, body)
+
+
+@handles("index_select.default")
+def _index_select(E, node, a):
+    x, idx = a.self, a.index
+    dim = a.dim % x.rank
+    shape, _ = E.out()
+    if idx.rank != 1:
+        idx = E.b.reshape(idx, (numel(idx.shape),))
+
+    def body(b, i, o):
+        coords = [b.index(k) if k != dim else b.index_cast(i[0], idx.dtype)
+                  for k in range(x.rank)]
+        return _extract(b, x, coords)
+    return E.b.generic([(idx, [f"d{dim}"])], shape, x.dtype, body)
+
+
+@handles("scatter_add.default")
+def _scatter_add(E, node, a):
+    # out[.., k, ..] = self[.., k, ..] + sum_p (index[.., p, ..] == k) src[.., p, ..]
+    x, idx, src = a.self, a.index, a.src
+    dim = a.dim % x.rank
+    t, tt = x.dtype, idx.dtype
+    for k in range(x.rank):
+        if k != dim and (idx.shape[k] != x.shape[k] or src.shape[k] != x.shape[k]):
+            raise UnsupportedOpError("scatter_add with an index smaller than "
+                                     "the output outside the scatter dim")
+    r = x.rank
+    p = f"d{r}"
+    m_in = [f"d{k}" if k != dim else p for k in range(r)]
+    src_in = src
+    if src.shape[dim] != idx.shape[dim]:
+        offs = [0] * r
+        src_in = E.b.extract_slice(src, offs, list(idx.shape), [1] * r)
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), tt)
+        hit = b.cmp("eq", i[0], k, tt)
+        return b.add(o, b.select(hit, i[1], b.const(0, t), t), t)
+    return E.b.generic([(idx, m_in), (src_in, m_in)], x.shape, t, body,
+                       iterators=["parallel"] * r + ["reduction"],
+                       out_map=[f"d{k}" for k in range(r)], init=x)
+
+
+@handles("index_add.default")
+def _index_add(E, node, a):
+    # out[.., k, ..] = self[.., k, ..] + alpha * sum_p (index[p] == k) source[.., p, ..]
+    x, idx, src = a.self, a.index, a.source
+    dim = a.dim % x.rank
+    alpha = a.get("alpha", 1)
+    t, tt = x.dtype, idx.dtype
+    r = x.rank
+    p = f"d{r}"
+    m_src = [f"d{k}" if k != dim else p for k in range(r)]
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), tt)
+        hit = b.cmp("eq", i[0], k, tt)
+        v = i[1] if alpha == 1 else b.mul(i[1], b.const(alpha, t), t)
+        return b.add(o, b.select(hit, v, b.const(0, t), t), t)
+    return E.b.generic([(idx, [p]), (src, m_src)], x.shape, t, body,
+                       iterators=["parallel"] * r + ["reduction"],
+                       out_map=[f"d{k}" for k in range(r)], init=x)

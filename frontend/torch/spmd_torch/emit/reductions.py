@@ -1,0 +1,160 @@
+"""Handlers for reductions: sum, mean, amax/amin, var/var_mean,
+argmax/argmin, and softmax/log_softmax with their backward ops.
+"""
+
+import torch
+
+from ..builder import numel
+from .core import handles
+
+
+def _dims(dims, rank):
+    if dims is None:
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    if len(dims) == 0:
+        return list(range(rank))
+    return [d % rank if rank else 0 for d in dims]
+
+
+@handles("sum.default", "sum.dim_IntList")
+def _sum(E, node, a):
+    shape, dtype = E.out()
+    x = a.self
+    dims = _dims(a.dim, x.rank)
+    return E.b.reduce(x, dims, "sum", bool(a.keepdim), dtype=dtype)
+
+
+@handles("mean.default", "mean.dim")
+def _mean(E, node, a):
+    shape, dtype = E.out()
+    x = a.self
+    dims = _dims(a.dim, x.rank)
+    s = E.b.reduce(x, dims, "sum", bool(a.keepdim), dtype=dtype)
+    n = numel([x.shape[d] for d in dims]) if x.rank else 1
+    return E.b.elementwise([s], dtype, lambda b, v: b.div(v[0], b.const(float(n), dtype), dtype))
+
+
+@handles("amax.default")
+def _amax(E, node, a):
+    x = a.self
+    return E.b.reduce(x, _dims(a.dim, x.rank), "max", bool(a.keepdim))
+
+
+@handles("amin.default")
+def _amin(E, node, a):
+    x = a.self
+    return E.b.reduce(x, _dims(a.dim, x.rank), "min", bool(a.keepdim))
+
+
+def _var(E, x, dims, correction, keepdim):
+    """(var, mean) with torch's correction, keepdim variants."""
+    t = x.dtype
+    n = numel([x.shape[d] for d in dims])
+    s = E.b.reduce(x, dims, "sum", True)
+    mean = E.b.elementwise([s], t, lambda b, v: b.div(v[0], b.const(float(n), t), t))
+    sq = E.b.elementwise([x, mean], t, lambda b, v: b.mul(
+        b.sub(v[0], v[1], t), b.sub(v[0], v[1], t), t))
+    ss = E.b.reduce(sq, dims, "sum", keepdim)
+    var = E.b.elementwise([ss], t, lambda b, v: b.div(
+        v[0], b.const(float(max(n - correction, 0)), t), t))
+    if not keepdim:
+        mean = E.b.reshape(mean, var.shape)
+    return var, mean
+
+
+@handles("var.correction", "var.dim")
+def _var_h(E, node, a):
+    x = a.self
+    dims = _dims(a.dim, x.rank)
+    corr = a.get("correction", None)
+    if corr is None:
+        corr = 1 if a.get("unbiased", True) else 0
+    return _var(E, x, dims, corr, bool(a.keepdim))[0]
+
+
+@handles("var_mean.correction")
+def _var_mean(E, node, a):
+    x = a.self
+    dims = _dims(a.dim, x.rank)
+    corr = a.get("correction", 1)
+    return _var(E, x, dims, corr, bool(a.keepdim))
+
+
+@handles("_softmax.default")
+def _softmax(E, node, a):
+    _, t = E.out()
+    x = E.b.cast(a.self, t)
+    dim = a.dim % x.rank
+    m = E.b.reduce(x, [dim], "max", True)
+    e = E.b.elementwise([x, m], t, lambda b, v: b.exp(b.sub(v[0], v[1], t), t))
+    s = E.b.reduce(e, [dim], "sum", True)
+    return E.b.elementwise([e, s], t, lambda b, v: b.div(v[0], v[1], t))
+
+
+@handles("_log_softmax.default")
+def _log_softmax(E, node, a):
+    _, t = E.out()
+    x = E.b.cast(a.self, t)
+    dim = a.dim % x.rank
+    m = E.b.reduce(x, [dim], "max", True)
+    sh = E.b.elementwise([x, m], t, lambda b, v: b.sub(v[0], v[1], t))
+    e = E.b.elementwise([sh], t, lambda b, v: b.exp(v[0], t))
+    s = E.b.reduce(e, [dim], "sum", True)
+    return E.b.elementwise([sh, s], t, lambda b, v: b.sub(v[0], b.log(v[1], t), t))
+
+
+@handles("_softmax_backward_data.default")
+def _softmax_backward(E, node, a):
+    _, t = E.out()
+    g, y = a.grad_output, a.output
+    dim = a.dim % g.rank
+    gy = E.b.elementwise([g, y], t, lambda b, v: b.mul(v[0], v[1], t))
+    s = E.b.reduce(gy, [dim], "sum", True)
+    return E.b.elementwise([y, g, s], t, lambda b, v: b.mul(
+        v[0], b.sub(v[1], v[2], t), t))
+
+
+@handles("_log_softmax_backward_data.default")
+def _log_softmax_backward(E, node, a):
+    _, t = E.out()
+    g, y = a.grad_output, a.output
+    dim = a.dim % g.rank
+    s = E.b.reduce(g, [dim], "sum", True)
+    return E.b.elementwise([g, y, s], t, lambda b, v: b.sub(
+        v[0], b.mul(b.exp(v[1], t), v[2], t), t))
+
+
+@handles("argmax.default", "argmin.default")
+def _argmax(E, node, a):
+    shape, _ = E.out()
+    x = a.self
+    is_max = "argmax" in str(node.target)
+    if a.dim is None:
+        x = E.b.reshape(x, (numel(x.shape),))
+        dim, keep = 0, False
+    else:
+        dim, keep = a.dim % max(x.rank, 1), bool(a.keepdim)
+    if x.rank == 0:
+        return E.b.zeros(shape, torch.int64)
+    ext = E.b.reduce(x, [dim], "max" if is_max else "min", True)
+    # The first index holding the extreme value (NaN-free inputs).
+    r = x.rank
+    out_shape = tuple(d for k, d in enumerate(x.shape) if k != dim)
+    big = x.shape[dim]
+    init = E.b.full(out_shape, big, torch.int64)
+    out_map = [f"d{k}" for k in range(r) if k != dim]
+    ext = E.b.reshape(ext, out_shape)
+    ext_map = out_map
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), torch.int64)
+        hit = b.cmp("eq", i[0], i[1], x.dtype)
+        cand = b.select(hit, k, b.const(big, torch.int64), torch.int64)
+        return b.min(o, cand, torch.int64)
+    iters = ["reduction" if k == dim else "parallel" for k in range(r)]
+    res = E.b.generic([(x, [f"d{k}" for k in range(r)]), (ext, ext_map)],
+                      out_shape, torch.int64, body, iterators=iters,
+                      out_map=out_map, init=init)
+    return E.b.reshape(res, shape) if keep or a.dim is None else res

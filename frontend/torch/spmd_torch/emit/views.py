@@ -1,0 +1,178 @@
+"""Handlers for identity-like and shape ops: view/reshape/squeeze,
+transpose/permute/expand, slice/select/split/unbind, cat/stack and the
+backward of slice and select. Values have value semantics: a view is a
+reshape, transpose, broadcast or extract_slice of its operand.
+"""
+
+from ..builder import UnsupportedOpError, numel
+from .core import handles
+
+
+@handles("detach.default", "clone.default", "alias.default",
+         "lift_fresh_copy.default", "contiguous.default")
+def _identity(E, node, a):
+    return a.self
+
+
+@handles("view.default", "_unsafe_view.default", "_reshape_alias.default",
+         "reshape.default", "unsqueeze.default", "squeeze.dim",
+         "squeeze.default", "squeeze.dims", "flatten.using_ints",
+         "view.dtype")
+def _view(E, node, a):
+    shape, dtype = E.out()
+    if dtype != a.self.dtype:
+        raise UnsupportedOpError("view as another dtype")
+    return E.b.reshape(a.self, shape)
+
+
+@handles("t.default")
+def _t(E, node, a):
+    x = a.self
+    return E.b.transpose(x, [1, 0]) if x.rank == 2 else x
+
+
+@handles("transpose.int")
+def _transpose(E, node, a):
+    x = a.self
+    perm = list(range(x.rank))
+    if x.rank:
+        d0, d1 = a.dim0 % x.rank, a.dim1 % x.rank
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return E.b.transpose(x, perm)
+
+
+@handles("permute.default")
+def _permute(E, node, a):
+    return E.b.transpose(a.self, list(a.dims))
+
+
+@handles("expand.default")
+def _expand(E, node, a):
+    shape, _ = E.out()
+    return E.b.broadcast_to(a.self, shape)
+
+
+def _slice_params(size, start, end, step):
+    start = 0 if start is None else start
+    end = size if end is None else end
+    if start < 0:
+        start += size
+    if end < 0:
+        end += size
+    start = min(max(start, 0), size)
+    end = min(max(end, start), size)
+    count = (end - start + step - 1) // step
+    return start, count
+
+
+@handles("slice.Tensor")
+def _slice(E, node, a):
+    x = a.self
+    dim = a.dim % x.rank
+    step = a.step or 1
+    start, count = _slice_params(x.shape[dim], a.start, a.end, step)
+    if start == 0 and count == x.shape[dim] and step == 1:
+        return x
+    offs = [0] * x.rank
+    sizes = list(x.shape)
+    strides = [1] * x.rank
+    offs[dim], sizes[dim], strides[dim] = start, count, step
+    return E.b.extract_slice(x, offs, sizes, strides)
+
+
+@handles("select.int")
+def _select(E, node, a):
+    x = a.self
+    dim = a.dim % x.rank
+    idx = a.index % x.shape[dim]
+    offs = [0] * x.rank
+    sizes = list(x.shape)
+    offs[dim], sizes[dim] = idx, 1
+    shape = [d for i, d in enumerate(x.shape) if i != dim]
+    return E.b.extract_slice(x, offs, sizes, [1] * x.rank, shape)
+
+
+def _split(E, x, sizes, dim):
+    dim = dim % x.rank
+    outs, off = [], 0
+    for s in sizes:
+        o = [0] * x.rank
+        sz = list(x.shape)
+        o[dim], sz[dim] = off, s
+        outs.append(E.b.extract_slice(x, o, sz, [1] * x.rank))
+        off += s
+    return tuple(outs)
+
+
+@handles("split.Tensor")
+def _split_tensor(E, node, a):
+    x = a.self
+    n = x.shape[a.dim % x.rank]
+    s = a.split_size
+    sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    return _split(E, x, sizes, a.dim)
+
+
+@handles("split_with_sizes.default")
+def _split_sizes(E, node, a):
+    return _split(E, a.self, list(a.split_sizes), a.dim)
+
+
+@handles("unbind.int")
+def _unbind(E, node, a):
+    x = a.self
+    dim = a.dim % x.rank
+    parts = _split(E, x, [1] * x.shape[dim], dim)
+    shape = [d for i, d in enumerate(x.shape) if i != dim]
+    return tuple(E.b.reshape(p, shape) for p in parts)
+
+
+@handles("cat.default")
+def _cat(E, node, a):
+    shape, dtype = E.out()
+    vals = [E.b.cast(v, dtype) for v in a.tensors if numel(v.shape) or v.rank > 1]
+    if not vals:
+        return E.b.zeros(shape, dtype)
+    return E.b.concat(vals, a.dim)
+
+
+@handles("stack.default")
+def _stack(E, node, a):
+    shape, dtype = E.out()
+    dim = a.dim % len(shape)
+    vals = []
+    for v in a.tensors:
+        s = list(v.shape)
+        s.insert(dim, 1)
+        vals.append(E.b.reshape(E.b.cast(v, dtype), s))
+    return E.b.concat(vals, dim)
+
+
+@handles("slice_backward.default")
+def _slice_backward(E, node, a):
+    g = a.grad_output
+    shape = tuple(a.input_sizes)
+    dim = a.dim % len(shape)
+    step = a.step or 1
+    start, count = _slice_params(shape[dim], a.start, a.end, step)
+    z = E.b.zeros(shape, g.dtype)
+    offs = [0] * len(shape)
+    strides = [1] * len(shape)
+    offs[dim], strides[dim] = start, step
+    return E.b.insert_slice(g, z, offs, list(g.shape), strides)
+
+
+@handles("select_backward.default")
+def _select_backward(E, node, a):
+    g = a.grad_output
+    shape = tuple(a.input_sizes)
+    dim = a.dim % len(shape)
+    idx = a.index % shape[dim]
+    z = E.b.zeros(shape, g.dtype)
+    offs = [0] * len(shape)
+    sizes = list(shape)
+    offs[dim], sizes[dim] = idx, 1
+    return E.b.op(
+        f"tensor.insert_slice {g.name} into {z.name}[{', '.join(map(str, offs))}] "
+        f"[{', '.join(map(str, sizes))}] [{', '.join(['1'] * len(shape))}] : "
+        f"{g.type} into {z.type}", shape, g.dtype)
