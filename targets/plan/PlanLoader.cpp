@@ -1,4 +1,4 @@
-//===- PlanLoader.cpp - MLIR plan to runtime plan, and JIT kernels --------===//
+//===- PlanLoader.cpp - MLIR plan to runtime plan -------------------------===//
 
 #include "targets/plan/PlanLoader.h"
 
@@ -8,14 +8,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -23,10 +19,8 @@
 using namespace mlir;
 using namespace spmd;
 
-/// Collects the diagnostics of `fn` into `error`.
-template <typename Fn>
-static LogicalResult captureDiagnostics(MLIRContext *ctx, std::string &error,
-                                        Fn fn) {
+LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,
+                                       llvm::function_ref<LogicalResult()> fn) {
   std::string text;
   llvm::raw_string_ostream os(text);
   ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
@@ -419,75 +413,4 @@ LogicalResult spmd::loadSchedule(ModuleOp module, StringRef entry,
   }
   ScheduleBuilder builder(func, schedule, error);
   return builder.build();
-}
-
-LogicalResult spmd::compileKernels(ModuleOp plan,
-                                   const plan::Schedule &schedule,
-                                   CompiledKernels &kernels,
-                                   std::string &error) {
-  MLIRContext *ctx = plan.getContext();
-  // Only the kernels go to LLVM; each gets a C interface taking descriptor
-  // pointers (see runtime/Executor.h).
-  OwningOpRef<ModuleOp> module = ModuleOp::create(plan.getLoc());
-  OpBuilder builder(ctx);
-  builder.setInsertionPointToEnd(module->getBody());
-  for (const std::string &name : schedule.kernels) {
-    auto func = plan.lookupSymbol<func::FuncOp>(name);
-    if (!func || !func->hasAttr(kPlanKernelAttrName)) {
-      error = "plan has no kernel function @" + name;
-      return failure();
-    }
-    auto clone = cast<func::FuncOp>(builder.clone(*func));
-    clone->removeAttr(kPlanKernelAttrName);
-    clone->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                   builder.getUnitAttr());
-  }
-  PassManager pm(ctx);
-  if (failed(parsePassPipeline(
-          "func.func(convert-linalg-to-loops),"
-          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
-          "convert-index-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
-          "convert-cf-to-llvm,reconcile-unrealized-casts",
-          pm))) {
-    error = "internal error: bad kernel lowering pipeline";
-    return failure();
-  }
-  if (failed(captureDiagnostics(ctx, error, [&] { return pm.run(*module); }))) {
-    error = "lowering the kernels to LLVM failed:\n" + error;
-    return failure();
-  }
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions options;
-  // Optimize for this CPU: without a target machine LLVM's vectorizers see
-  // no vector registers and every kernel stays a scalar loop.
-  std::unique_ptr<llvm::TargetMachine> host;
-  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
-    if (auto machine = builder->createTargetMachine())
-      host = std::move(*machine);
-    else
-      llvm::consumeError(machine.takeError());
-  } else {
-    llvm::consumeError(builder.takeError());
-  }
-  options.transformer = makeOptimizingTransformer(3, 0, host.get());
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(*module, options);
-  if (!engine) {
-    error = "JIT compilation of the kernels failed: " +
-            llvm::toString(engine.takeError());
-    return failure();
-  }
-  kernels.engine = std::move(*engine);
-  for (const std::string &name : schedule.kernels) {
-    auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
-    if (!fn) {
-      error = "kernel " + name +
-              " not found after JIT: " + llvm::toString(fn.takeError());
-      return failure();
-    }
-    kernels.functions.push_back(reinterpret_cast<plan::KernelFn>(*fn));
-  }
-  return success();
 }

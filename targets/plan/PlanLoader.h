@@ -1,10 +1,9 @@
-//===- PlanLoader.h - MLIR plan to runtime plan, and JIT kernels -*- C++
-//-*-===//
+//===- PlanLoader.h - MLIR plan to runtime plan -----------------*- C++ -*-===//
 //
-// The MLIR side of spmd-run: compiles a program to a plan when needed,
+// Every target starts here: compiles a program to a plan when needed and
 // converts a schedule's `spmd.plan_*` ops to the runtime's plan model
-// (runtime/Plan.h), and JIT-compiles the plan's kernels to native code with
-// MLIR's ExecutionEngine (linalg -> loops -> LLVM).
+// (runtime/Plan.h). The kernels are the targets' business: targets/cpu
+// JIT-compiles them to native code, targets/cuda prints them as CUDA.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +13,6 @@
 #include "runtime/Executor.h"
 #include "runtime/Plan.h"
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <memory>
@@ -38,15 +36,10 @@ std::optional<DType> dtypeOfElementType(mlir::Type type);
 mlir::LogicalResult loadSchedule(mlir::ModuleOp plan, llvm::StringRef entry,
                                  plan::Schedule &schedule, std::string &error);
 
-/// JIT-compiled kernels of a plan, in Schedule::kernels order.
-struct CompiledKernels {
-  std::unique_ptr<mlir::ExecutionEngine> engine;
-  std::vector<plan::KernelFn> functions;
-};
-mlir::LogicalResult compileKernels(mlir::ModuleOp plan,
-                                   const plan::Schedule &schedule,
-                                   CompiledKernels &kernels,
-                                   std::string &error);
+/// Runs `fn` and appends the diagnostics it emits on `ctx` to `error`.
+mlir::LogicalResult
+captureDiagnostics(mlir::MLIRContext *ctx, std::string &error,
+                   llvm::function_ref<mlir::LogicalResult()> fn);
 
 } // namespace spmd
 

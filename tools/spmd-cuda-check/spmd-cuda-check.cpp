@@ -25,6 +25,7 @@
 #include "runtime/Plan.h"
 #include "runtime/cuda/EmuBackend.h"
 #include "runtime/cuda/LaunchConfig.h"
+#include "targets/cpu/CpuJit.h"
 #include "targets/plan/PlanLoader.h"
 
 #ifdef SPMD_HAVE_NVRTC

@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "targets/cpu/CpuJit.h"
 #include "targets/plan/PlanLoader.h"
 
 #include "dialects/spmd/SPMDPlanOps.h"

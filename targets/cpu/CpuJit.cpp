@@ -1,0 +1,89 @@
+//===- CpuJit.cpp - a plan's kernels as native code -----------------------===//
+
+#include "targets/cpu/CpuJit.h"
+
+#include "dialects/spmd/SPMDPlanOps.h"
+#include "targets/plan/PlanLoader.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+using namespace spmd;
+
+LogicalResult spmd::compileKernels(ModuleOp plan,
+                                   const plan::Schedule &schedule,
+                                   CompiledKernels &kernels,
+                                   std::string &error) {
+  MLIRContext *ctx = plan.getContext();
+  // Only the kernels go to LLVM; each gets a C interface taking descriptor
+  // pointers (see runtime/Executor.h).
+  OwningOpRef<ModuleOp> module = ModuleOp::create(plan.getLoc());
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const std::string &name : schedule.kernels) {
+    auto func = plan.lookupSymbol<func::FuncOp>(name);
+    if (!func || !func->hasAttr(kPlanKernelAttrName)) {
+      error = "plan has no kernel function @" + name;
+      return failure();
+    }
+    auto clone = cast<func::FuncOp>(builder.clone(*func));
+    clone->removeAttr(kPlanKernelAttrName);
+    clone->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   builder.getUnitAttr());
+  }
+  PassManager pm(ctx);
+  if (failed(parsePassPipeline(
+          "func.func(convert-linalg-to-loops),"
+          "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+          "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
+          "convert-index-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"
+          "convert-cf-to-llvm,reconcile-unrealized-casts",
+          pm))) {
+    error = "internal error: bad kernel lowering pipeline";
+    return failure();
+  }
+  if (failed(captureDiagnostics(ctx, error, [&] { return pm.run(*module); }))) {
+    error = "lowering the kernels to LLVM failed:\n" + error;
+    return failure();
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  ExecutionEngineOptions options;
+  // Optimize for this CPU: without a target machine LLVM's vectorizers see
+  // no vector registers and every kernel stays a scalar loop.
+  std::unique_ptr<llvm::TargetMachine> host;
+  if (auto builder = llvm::orc::JITTargetMachineBuilder::detectHost()) {
+    if (auto machine = builder->createTargetMachine())
+      host = std::move(*machine);
+    else
+      llvm::consumeError(machine.takeError());
+  } else {
+    llvm::consumeError(builder.takeError());
+  }
+  options.transformer = makeOptimizingTransformer(3, 0, host.get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    error = "JIT compilation of the kernels failed: " +
+            llvm::toString(engine.takeError());
+    return failure();
+  }
+  kernels.engine = std::move(*engine);
+  for (const std::string &name : schedule.kernels) {
+    auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
+    if (!fn) {
+      error = "kernel " + name +
+              " not found after JIT: " + llvm::toString(fn.takeError());
+      return failure();
+    }
+    kernels.functions.push_back(reinterpret_cast<plan::KernelFn>(*fn));
+  }
+  return success();
+}
