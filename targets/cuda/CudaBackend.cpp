@@ -2,13 +2,13 @@
 
 #include "targets/cuda/CudaBackend.h"
 
-#include "targets/cuda/CudaEmitter.h"
 #include "runtime/cuda/EmuBackend.h"
+#include "targets/cuda/CudaEmitter.h"
 
 #ifdef SPMD_HAVE_CUDA_GPU
 #include "runtime/cuda/GpuBackend.h"
 #include "runtime/cuda/NcclComm.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "targets/cuda/Nvrtc.h"
 #ifdef SPMD_HAVE_NCCL_MPI
 #include "runtime/cuda/NcclMpi.h"
 #endif
@@ -95,7 +95,11 @@ public:
       gpus.push_back(static_cast<int>(d));
     Status s =
         cuda::NcclComm::createSingleProcess(mesh, gpus, timeout, ncclRanks);
-    return s.ok() ? "" : s.message();
+    if (!s.ok())
+      return s.message();
+    for (auto &c : ncclRanks)
+      c->setRecompiler(cuda::nvrtcRecompiler(options));
+    return "";
   }
 
   void abortNccl(const std::string &reason) override {
@@ -117,6 +121,7 @@ public:
           !s.ok())
         return s.message();
       nccl = mpiRank.get();
+      nccl->setRecompiler(cuda::nvrtcRecompiler(options));
       gpu = &nccl->gpu();
 #else
       return "--comm mpi: this spmd-run was built without MPI";
@@ -136,9 +141,10 @@ public:
     std::vector<std::string> names;
     for (const cuda::KernelSpec &k : kernelSpecs)
       names.push_back(k.name);
+    // A GPU the module has no cubin for gets one compiled here (NVRTC).
     std::unique_ptr<cuda::GpuBackend> backend;
-    if (Status s =
-            cuda::GpuBackend::create(*gpu, compiled, options, names, backend);
+    if (Status s = cuda::GpuBackend::create(
+            *gpu, compiled, cuda::nvrtcRecompiler(options), names, backend);
         !s.ok())
       return s.message();
     backend->setCollectives(nccl, nccl ? nullptr : hostComm);

@@ -89,7 +89,7 @@ std::string cudaEmulationEntry(const CudaKernel &kernel);
 constexpr const char *kCudaLaunchAttrName = "spmd_cuda.launch";
 constexpr const char *kCudaWorkAttrName = "spmd_cuda.work";
 /// On the module: the NVRTC-compiled translation unit
-/// (runtime/cuda/Nvrtc.h serializeModule bytes).
+/// (runtime/cuda/CudaModule.h serializeModule bytes).
 constexpr const char *kCudaModuleAttrName = "spmd_cuda.module";
 
 } // namespace codegen

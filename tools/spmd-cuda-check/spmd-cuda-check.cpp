@@ -16,19 +16,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "targets/cuda/CudaEmitter.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
-#include "targets/cuda/Passes.h"
 #include "runtime/DType.h"
 #include "runtime/Plan.h"
 #include "runtime/cuda/EmuBackend.h"
 #include "runtime/cuda/LaunchConfig.h"
+#include "targets/cuda/CudaEmitter.h"
+#include "targets/cuda/Passes.h"
 #include "targets/plan/PlanLoader.h"
 
 #ifdef SPMD_HAVE_NVRTC
-#include "runtime/cuda/Nvrtc.h"
+#include "targets/cuda/Nvrtc.h"
 #endif
 #ifdef SPMD_HAVE_CUDA_RUNTIME
 #include "runtime/cuda/CudaRuntime.h"
@@ -430,8 +430,9 @@ int main(int argc, char **argv) {
           !(status = spmd::cuda::compileModule("kernels.cu", unit, options,
                                                compiled))
                .ok() ||
-          !(status =
-                spmd::cuda::Module::load(*gpu, compiled, options, gpuModule))
+          !(status = spmd::cuda::Module::load(
+                *gpu, compiled, spmd::cuda::nvrtcRecompiler(options),
+                gpuModule))
                .ok())
         return fail("--gpu: " + status.message());
       llvm::outs() << "gpu: " << gpu->name() << ", sm_" << gpu->arch() << ", "
