@@ -28,7 +28,7 @@
 #include <vector>
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 
 /// One parameter of a printed kernel.
 struct CudaParam {
@@ -92,7 +92,7 @@ constexpr const char *kCudaWorkAttrName = "spmd_cuda.work";
 /// (runtime/cuda/CudaModule.h serializeModule bytes).
 constexpr const char *kCudaModuleAttrName = "spmd_cuda.module";
 
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd
 
 #endif // SPMD_TARGETS_CUDA_CUDAEMITTER_H

@@ -28,7 +28,7 @@
 #include <vector>
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 namespace detail {
 
 //===-- Index expressions with constant folding ---------------------------===//
@@ -140,7 +140,7 @@ private:
 };
 
 } // namespace detail
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd
 
 #endif // SPMD_TARGETS_CUDA_CUDAEMITTERINTERNAL_H

@@ -15,7 +15,7 @@
 using namespace mlir;
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 namespace detail {
 
 IExpr add(const IExpr &a, const IExpr &b) {
@@ -245,5 +245,5 @@ FailureOr<IExpr> KernelEmitter::access(linalg::LinalgOp op, OpOperand &operand,
 }
 
 } // namespace detail
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd

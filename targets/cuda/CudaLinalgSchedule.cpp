@@ -17,7 +17,7 @@
 using namespace mlir;
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 namespace detail {
 
 namespace {
@@ -583,5 +583,5 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
 }
 
 } // namespace detail
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd

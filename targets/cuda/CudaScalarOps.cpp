@@ -15,7 +15,7 @@
 using namespace mlir;
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 namespace detail {
 
 LogicalResult KernelEmitter::emitScalarOp(Operation *op,
@@ -336,5 +336,5 @@ LogicalResult KernelEmitter::emitScalarOp(Operation *op,
 }
 
 } // namespace detail
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd

@@ -11,7 +11,7 @@
 using namespace mlir;
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 namespace detail {
 
 /// The C type a value of `type` has in memory.
@@ -85,5 +85,5 @@ std::string intLiteral(const APInt &v, Type type) {
 }
 
 } // namespace detail
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd

@@ -27,7 +27,7 @@ namespace spmd {
 } // namespace spmd
 
 using namespace mlir;
-using namespace spmd::codegen;
+using namespace spmd::cudagen;
 
 namespace {
 struct EmitCudaPass : spmd::impl::SPMDEmitCudaBase<EmitCudaPass> {

@@ -107,10 +107,10 @@ bool compare(func::FuncOp func, const std::vector<Buffer> &want,
 
 /// The launch rule the emitter recorded (targets/cuda/CudaEmitter.h), as the
 /// GPU executor applies it.
-cuda::LaunchDims launchDims(const codegen::CudaKernel &k, int64_t work,
+cuda::LaunchDims launchDims(const cudagen::CudaKernel &k, int64_t work,
                             int smCount) {
   cuda::KernelSpec spec;
-  spec.warpPerRow = k.launch == codegen::CudaLaunchKind::WarpPerRow;
+  spec.warpPerRow = k.launch == cudagen::CudaLaunchKind::WarpPerRow;
   return cuda::kernelLaunch(spec, work, smCount);
 }
 
@@ -137,7 +137,7 @@ float timeLaunches(const cuda::Device &dev, const cuda::Stream &stream,
 /// `iters` is 0, else timed over `iters` launches: `ms` per launch and the
 /// `bytes` of its buffers).
 bool gpuRun(const cuda::Device &dev, const cuda::Stream &stream,
-            cuda::Module &module, const codegen::CudaKernel &k,
+            cuda::Module &module, const cudagen::CudaKernel &k,
             std::vector<Buffer> &bufs, std::vector<int64_t> &scalars,
             int64_t work, int iters, float &ms, int64_t &bytes,
             std::string &error) {
@@ -176,10 +176,10 @@ bool gpuRun(const cuda::Device &dev, const cuda::Stream &stream,
   dims.reserve(k.params.size());
   std::vector<void *> args;
   for (const auto &p : k.params) {
-    if (p.kind == codegen::CudaParam::Buffer) {
+    if (p.kind == cudagen::CudaParam::Buffer) {
       ptrs[p.arg] = arena->base() + offsets[p.arg];
       args.push_back(&ptrs[p.arg]);
-    } else if (p.kind == codegen::CudaParam::Scalar) {
+    } else if (p.kind == cudagen::CudaParam::Scalar) {
       args.push_back(&scalars[p.arg]);
     } else {
       dims.push_back(bufs[p.arg].shape[p.dim]);
@@ -213,9 +213,9 @@ bool gpuRun(const cuda::Device &dev, const cuda::Stream &stream,
 
 Status
 spmd::checkEmbeddedModule(ModuleOp plan, const std::string &unit,
-                          const std::vector<codegen::CudaKernel> &kernels,
+                          const std::vector<cudagen::CudaKernel> &kernels,
                           llvm::raw_ostream &os, int &failures) {
-  auto embedded = plan->getAttrOfType<StringAttr>(codegen::kCudaModuleAttrName);
+  auto embedded = plan->getAttrOfType<StringAttr>(cudagen::kCudaModuleAttrName);
   if (!embedded)
     return Status::success();
 #ifdef SPMD_HAVE_NVRTC
@@ -246,7 +246,7 @@ spmd::checkEmbeddedModule(ModuleOp plan, const std::string &unit,
 }
 
 Status spmd::checkNvrtc(const std::string &name, const std::string &unit,
-                        const std::vector<codegen::CudaKernel> &kernels,
+                        const std::vector<cudagen::CudaKernel> &kernels,
                         const std::vector<int> &archs, llvm::raw_ostream &os,
                         int &failures) {
 #ifdef SPMD_HAVE_NVRTC
@@ -282,7 +282,7 @@ Status spmd::checkNvrtc(const std::string &name, const std::string &unit,
 }
 
 Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
-                             const std::vector<codegen::CudaKernel> &kernels,
+                             const std::vector<cudagen::CudaKernel> &kernels,
                              const KernelRunOptions &options,
                              llvm::raw_ostream &os, int &failures) {
   if ((!options.emulate && !options.gpu) || kernels.empty())
@@ -292,7 +292,7 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
     // The shared object: the unit, plus one entry per kernel.
     std::string source = unit;
     for (const auto &k : kernels)
-      source += codegen::cudaEmulationEntry(k);
+      source += cudagen::cudaEmulationEntry(k);
     if (Status s = cuda::EmuModule::build(source, options.cxx, SPMD_SOURCE_DIR,
                                           options.workDir, emuModule);
         !s.ok())
@@ -409,10 +409,10 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
     dims.reserve(k.params.size());
     addresses.reserve(k.params.size());
     for (const auto &p : k.params) {
-      if (p.kind == codegen::CudaParam::Buffer) {
+      if (p.kind == cudagen::CudaParam::Buffer) {
         addresses.push_back(emu[p.arg].data());
         params.push_back(&addresses.back());
-      } else if (p.kind == codegen::CudaParam::Scalar) {
+      } else if (p.kind == cudagen::CudaParam::Scalar) {
         params.push_back(&scalars[p.arg]);
       } else {
         dims.push_back(emu[p.arg].shape[p.dim]);
@@ -424,7 +424,7 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
       work *= dim < 0 ? scalars[arg] : emu[arg].shape[dim];
     // Small blocks and grids: the grid-stride loops wrap around.
     unsigned block = 64, grid = 0;
-    int64_t perBlock = k.launch == codegen::CudaLaunchKind::WarpPerRow ? 2 : 64;
+    int64_t perBlock = k.launch == cudagen::CudaLaunchKind::WarpPerRow ? 2 : 64;
     if (work > 0)
       grid = static_cast<unsigned>(
           std::min<int64_t>((work + perBlock - 1) / perBlock, 3));
@@ -446,7 +446,7 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
       if (k.name == options.breakKernel) {
         // The first buffer the kernel writes (not a const parameter).
         for (const auto &p : k.params)
-          if (p.kind == codegen::CudaParam::Buffer &&
+          if (p.kind == cudagen::CudaParam::Buffer &&
               !llvm::StringRef(p.cType).starts_with("const ") &&
               emu[p.arg].count() > 0) {
             storeFromDouble(emu[p.arg].data(), emu[p.arg].dtype, 0,
@@ -493,7 +493,7 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
     if (!options.emulate)
       continue;
     os << "kernel " << k.name << " ("
-       << (k.launch == codegen::CudaLaunchKind::WarpPerRow ? "warp_per_row"
+       << (k.launch == cudagen::CudaLaunchKind::WarpPerRow ? "warp_per_row"
                                                            : "grid_stride")
        << ", work " << work << ", " << elements << " elements): max abs err "
        << maxErr << (ok ? " ok" : " MISMATCH") << "\n";

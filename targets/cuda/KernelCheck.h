@@ -28,14 +28,14 @@
 
 namespace spmd {
 
-/// Checks the plan's embedded module (codegen::kCudaModuleAttrName), if any.
+/// Checks the plan's embedded module (cudagen::kCudaModuleAttrName), if any.
 Status checkEmbeddedModule(mlir::ModuleOp plan, const std::string &unit,
-                           const std::vector<codegen::CudaKernel> &kernels,
+                           const std::vector<cudagen::CudaKernel> &kernels,
                            llvm::raw_ostream &os, int &failures);
 
 /// Compiles `unit` as `name` with NVRTC for `archs` (empty: the default).
 Status checkNvrtc(const std::string &name, const std::string &unit,
-                  const std::vector<codegen::CudaKernel> &kernels,
+                  const std::vector<cudagen::CudaKernel> &kernels,
                   const std::vector<int> &archs, llvm::raw_ostream &os,
                   int &failures);
 
@@ -57,7 +57,7 @@ struct KernelRunOptions {
 
 /// Runs every kernel on the emulation and/or GPU against the CPU backend.
 Status checkKernelRuns(mlir::ModuleOp plan, const std::string &unit,
-                       const std::vector<codegen::CudaKernel> &kernels,
+                       const std::vector<cudagen::CudaKernel> &kernels,
                        const KernelRunOptions &options, llvm::raw_ostream &os,
                        int &failures);
 

@@ -116,9 +116,9 @@ int main(int argc, char **argv) {
     return fail(error);
 
   std::string unit;
-  std::vector<spmd::codegen::CudaKernel> kernels;
+  std::vector<spmd::cudagen::CudaKernel> kernels;
   if (failed(
-          spmd::codegen::emitCudaModule(*module, unit, kernels, rowReductions)))
+          spmd::cudagen::emitCudaModule(*module, unit, kernels, rowReductions)))
     return fail("the plan's kernels cannot be printed as CUDA");
   llvm::outs() << "kernels: " << kernels.size() << "\n";
   if (!emitFile.empty()) {
