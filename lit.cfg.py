@@ -22,7 +22,7 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%spmd_obj", config.spmd_obj_root))
 # Tests of the generated CUDA need NVRTC (a build with the CUDA toolkit);
 # the --backend cuda error tests also need the fake driver of test/unit.
-if os.path.exists(os.path.join(config.spmd_obj_root, "runtime", "cuda",
+if os.path.exists(os.path.join(config.spmd_obj_root, "targets", "cuda",
                                "libSPMDCudaNvrtc.a")):
     config.available_features.add("nvrtc")
 if os.path.exists(os.path.join(config.spmd_obj_root, "test", "unit",

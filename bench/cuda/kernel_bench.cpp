@@ -11,6 +11,7 @@
 #include "BenchUtil.h"
 
 #include "runtime/cuda/KernelSources.h"
+#include "targets/cuda/Nvrtc.h"
 
 #include <vector>
 
@@ -31,7 +32,7 @@ int main(int argc, char **argv) {
                       compiled),
         "nvrtc");
   std::unique_ptr<Module> mod;
-  orDie(Module::load(*dev, compiled, opts, mod), "module");
+  orDie(Module::load(*dev, compiled, nvrtcRecompiler(opts), mod), "module");
 
   const long long n = rows * cols;
   // Buffers big enough for f32; every kernel uses a prefix of them.

@@ -82,10 +82,10 @@ Status Device::synchronize() const {
 }
 
 Status Module::load(const Device &device, const CompiledModule &compiled,
-                    const CompileOptions &options,
+                    const Recompiler &recompile,
                     std::unique_ptr<Module> &module) {
   std::string image, how;
-  SPMD_TRY(selectImage(compiled, device.arch(), options, image, how));
+  SPMD_TRY(selectImage(compiled, device.arch(), recompile, image, how));
   std::unique_ptr<Module> m(new Module());
   m->device = &device;
   m->moduleName = compiled.name;

@@ -3,8 +3,8 @@
 // The device side of a plan run, over the driver API (Driver.h):
 //  * Device: a GPU's primary context, its SM version and SM count;
 //  * Module: a CompiledModule loaded with cuModuleLoadData (the image chosen
-//    by selectImage: own cubin, compatible cubin, NVRTC recompilation or
-//    PTX), and its kernels by name;
+//    by selectImage: own cubin, compatible cubin, recompilation through the
+//    caller's Recompiler or PTX), and its kernels by name;
 //  * launch: cuLaunchKernel with a grid of zero skipped (empty tensors);
 //  * DeviceArena: the static memory plan as one allocation;
 //  * Stream / Event and StreamPair: a compute and a communication stream
@@ -19,9 +19,9 @@
 #define SPMD_RUNTIME_CUDA_CUDARUNTIME_H
 
 #include "runtime/Status.h"
+#include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LaunchConfig.h"
-#include "runtime/cuda/Nvrtc.h"
 
 #include <map>
 #include <memory>
@@ -66,8 +66,10 @@ private:
 
 class Module {
 public:
+  /// `recompile` (may be empty) compiles the source for a device the
+  /// module has no cubin for (selectImage).
   static Status load(const Device &device, const CompiledModule &compiled,
-                     const CompileOptions &options,
+                     const Recompiler &recompile,
                      std::unique_ptr<Module> &module);
   ~Module();
   /// The kernel `name` (an extern "C" entry point), cached.

@@ -19,14 +19,14 @@ CUdeviceptr dptr(DevicePtr p) { return static_cast<CUdeviceptr>(p); }
 } // namespace
 
 Status GpuBackend::create(const Device &device, const CompiledModule &compiled,
-                          const CompileOptions &options,
+                          const Recompiler &recompile,
                           const std::vector<std::string> &kernels,
                           std::unique_ptr<GpuBackend> &backend) {
   std::unique_ptr<GpuBackend> b(new GpuBackend());
   b->device = &device;
   Status s = device.makeCurrent();
   if (s.ok())
-    s = Module::load(device, compiled, options, b->module);
+    s = Module::load(device, compiled, recompile, b->module);
   for (const std::string &name : kernels) {
     CUfunction fn = nullptr;
     if (s.ok())

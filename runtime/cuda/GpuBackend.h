@@ -34,10 +34,11 @@ class NcclComm;
 
 class GpuBackend final : public DeviceBackend {
 public:
-  /// On `device` (which outlives the backend): loads `compiled` and looks
-  /// up `kernels` (the schedule's kernel names, in order).
+  /// On `device` (which outlives the backend): loads `compiled` (through
+  /// `recompile` when it has no image for the device, see Module::load) and
+  /// looks up `kernels` (the schedule's kernel names, in order).
   static Status create(const Device &device, const CompiledModule &compiled,
-                       const CompileOptions &options,
+                       const Recompiler &recompile,
                        const std::vector<std::string> &kernels,
                        std::unique_ptr<GpuBackend> &backend);
   ~GpuBackend() override;

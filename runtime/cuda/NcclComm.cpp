@@ -80,6 +80,7 @@ struct NcclComm::State {
   CUdeviceptr wide = 0; // f32 copies of 16-bit operands of reductions
   size_t wideBytes = 0;
   std::unique_ptr<Module> convertModule;
+  Recompiler recompile;
   bool nativeHalfReduce = false;
   std::vector<Shape> plannedShapes; // for the next collective only
   std::string aborted;              // non-empty once aborted: the reason
@@ -215,12 +216,17 @@ struct NcclComm::State {
   }
 
   /// Converts `n` elements between a 16-bit float type and f32 on the
-  /// stream (kernels of the library, compiled by NVRTC on first use).
+  /// stream (kernels of the library, compiled through `recompile` on first
+  /// use).
   Status convert(DType half, bool toF32, CUdeviceptr in, CUdeviceptr out,
                  int64_t n) {
     if (n == 0)
       return Status::success();
     if (!convertModule) {
+      if (!recompile)
+        return Status::error("f16/bf16 reductions in f32 need kernels "
+                             "compiled for the GPU: no Recompiler set "
+                             "(NcclComm::setRecompiler)");
       static const char *source =
           "#include \"spmd_kernels.cuh\"\n"
           "#define C(S, T) extern \"C\" __global__ void spmd_convert_##S##_f32("
@@ -228,13 +234,11 @@ struct NcclComm::State {
           "extern \"C\" __global__ void spmd_convert_f32_##S(const float *i, "
           "T *o, long long n) { spmdk::convert(i, o, n); }\n"
           "C(f16, spmdk::f16)\nC(bf16, spmdk::bf16)\n";
-      CompileOptions opts;
-      opts.archs = {device->arch()};
-      opts.ptx = false;
+      // Source only: loading compiles it for the device.
       CompiledModule m;
-      Status s = compileModule("nccl_convert.cu", source, opts, m);
-      if (s.ok())
-        s = Module::load(*device, m, opts, convertModule);
+      m.name = "nccl_convert.cu";
+      m.source = source;
+      Status s = Module::load(*device, m, recompile, convertModule);
       if (!s.ok())
         return s;
     }
@@ -305,6 +309,9 @@ NcclComm::~NcclComm() {
 }
 
 void NcclComm::setNativeHalfReduce(bool on) { state->nativeHalfReduce = on; }
+void NcclComm::setRecompiler(Recompiler recompile) {
+  state->recompile = std::move(recompile);
+}
 void NcclComm::setPlannedShapes(std::vector<Shape> memberShapes) {
   state->plannedShapes = std::move(memberShapes);
 }

@@ -25,7 +25,7 @@
 // buffer with strided device copies (cuMemcpy2DAsync) on each side;
 // all-to-all as grouped ncclSend/ncclRecv. f16/bf16 reductions accumulate
 // in f32 like the CPU backends (widened and narrowed by library kernels
-// that NVRTC compiles for the device on first use), unless
+// compiled for the device on first use through setRecompiler's), unless
 // setNativeHalfReduce(true) trades that for half the traffic; integer avg
 // is rejected.
 //
@@ -88,6 +88,10 @@ public:
   CUstream stream() const;
   /// Reduce f16/bf16 in NCCL's 16-bit arithmetic instead of f32.
   void setNativeHalfReduce(bool on);
+  /// Compiles the f32 widening kernels of f16/bf16 reductions for this GPU
+  /// (the CUDA target's NVRTC: targets/cuda/Nvrtc.h nvrtcRecompiler); such
+  /// reductions fail without one unless native.
+  void setRecompiler(Recompiler recompile);
   /// Every member's block shape (group order) for the NEXT collective, as
   /// the plan computed them from mesh coordinates: that collective skips
   /// the header exchange (and its host synchronization, so it can be

@@ -2,13 +2,13 @@
 
 #include "targets/cuda/CudaBackend.h"
 
-#include "targets/cuda/CudaEmitter.h"
 #include "runtime/cuda/EmuBackend.h"
+#include "targets/cuda/CudaEmitter.h"
 
 #ifdef SPMD_HAVE_CUDA_GPU
 #include "runtime/cuda/GpuBackend.h"
 #include "runtime/cuda/NcclComm.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "targets/cuda/Nvrtc.h"
 #ifdef SPMD_HAVE_NCCL_MPI
 #include "runtime/cuda/NcclMpi.h"
 #endif
@@ -27,19 +27,19 @@ CudaProgram::~CudaProgram() = default;
 namespace {
 
 /// The executor's view of a printed kernel.
-cuda::KernelSpec specOf(const codegen::CudaKernel &k, size_t buffers) {
+cuda::KernelSpec specOf(const cudagen::CudaKernel &k, size_t buffers) {
   cuda::KernelSpec spec;
   spec.name = k.name;
-  spec.warpPerRow = k.launch == codegen::CudaLaunchKind::WarpPerRow;
+  spec.warpPerRow = k.launch == cudagen::CudaLaunchKind::WarpPerRow;
   spec.workConstant = k.workConstant;
   for (auto [arg, dim] : k.workFactors)
     spec.workFactors.push_back({arg, dim});
   spec.readOnly.assign(buffers, true);
   spec.dynamicDims.resize(buffers);
-  for (const codegen::CudaParam &p : k.params) {
-    if (p.kind == codegen::CudaParam::Buffer && p.arg < buffers)
+  for (const cudagen::CudaParam &p : k.params) {
+    if (p.kind == cudagen::CudaParam::Buffer && p.arg < buffers)
       spec.readOnly[p.arg] = llvm::StringRef(p.cType).starts_with("const ");
-    if (p.kind == codegen::CudaParam::Dim && p.arg < buffers)
+    if (p.kind == cudagen::CudaParam::Dim && p.arg < buffers)
       spec.dynamicDims[p.arg].push_back(p.dim);
   }
   return spec;
@@ -57,7 +57,7 @@ public:
 
   std::vector<cuda::KernelSpec> kernelSpecs;
   std::string unit;
-  std::vector<codegen::CudaKernel> kernels;
+  std::vector<cudagen::CudaKernel> kernels;
 };
 
 class EmulatedProgram final : public ProgramBase {
@@ -95,7 +95,11 @@ public:
       gpus.push_back(static_cast<int>(d));
     Status s =
         cuda::NcclComm::createSingleProcess(mesh, gpus, timeout, ncclRanks);
-    return s.ok() ? "" : s.message();
+    if (!s.ok())
+      return s.message();
+    for (auto &c : ncclRanks)
+      c->setRecompiler(cuda::nvrtcRecompiler(options));
+    return "";
   }
 
   void abortNccl(const std::string &reason) override {
@@ -117,6 +121,7 @@ public:
           !s.ok())
         return s.message();
       nccl = mpiRank.get();
+      nccl->setRecompiler(cuda::nvrtcRecompiler(options));
       gpu = &nccl->gpu();
 #else
       return "--comm mpi: this spmd-run was built without MPI";
@@ -136,9 +141,10 @@ public:
     std::vector<std::string> names;
     for (const cuda::KernelSpec &k : kernelSpecs)
       names.push_back(k.name);
+    // A GPU the module has no cubin for gets one compiled here (NVRTC).
     std::unique_ptr<cuda::GpuBackend> backend;
-    if (Status s =
-            cuda::GpuBackend::create(*gpu, compiled, options, names, backend);
+    if (Status s = cuda::GpuBackend::create(
+            *gpu, compiled, cuda::nvrtcRecompiler(options), names, backend);
         !s.ok())
       return s.message();
     backend->setCollectives(nccl, nccl ? nullptr : hostComm);
@@ -185,13 +191,13 @@ std::string spmd::prepareCuda(ModuleOp plan, const plan::Schedule &schedule,
     base = gpu.get();
 #endif
   ProgramBase &p = *base;
-  if (failed(codegen::emitCudaModule(plan, p.unit, p.kernels)))
+  if (failed(cudagen::emitCudaModule(plan, p.unit, p.kernels)))
     return "the plan's kernels cannot be printed as CUDA (see above)";
   // The schedule names its kernels; the unit has them in module order.
   for (const std::string &name : schedule.kernels) {
     auto it = std::find_if(
         p.kernels.begin(), p.kernels.end(),
-        [&](const codegen::CudaKernel &k) { return k.name == name; });
+        [&](const cudagen::CudaKernel &k) { return k.name == name; });
     auto func = plan.lookupSymbol<func::FuncOp>(name);
     if (it == p.kernels.end() || !func)
       return "kernel " + name + " was not printed as CUDA";
@@ -203,8 +209,8 @@ std::string spmd::prepareCuda(ModuleOp plan, const plan::Schedule &schedule,
 
   if (options.emulate) {
     std::string source = p.unit;
-    for (const codegen::CudaKernel &k : p.kernels)
-      source += codegen::cudaEmulationEntry(k);
+    for (const cudagen::CudaKernel &k : p.kernels)
+      source += cudagen::cudaEmulationEntry(k);
     if (Status s = cuda::EmuModule::build(source, options.cxx, SPMD_SOURCE_DIR,
                                           options.workDir, emulated->module);
         !s.ok())
@@ -220,7 +226,7 @@ std::string spmd::prepareCuda(ModuleOp plan, const plan::Schedule &schedule,
   }
 #ifdef SPMD_HAVE_CUDA_GPU
   if (auto embedded =
-          plan->getAttrOfType<StringAttr>(codegen::kCudaModuleAttrName)) {
+          plan->getAttrOfType<StringAttr>(cudagen::kCudaModuleAttrName)) {
     if (Status s =
             cuda::deserializeModule(embedded.getValue().str(), gpu->compiled);
         !s.ok())

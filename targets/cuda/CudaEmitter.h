@@ -28,7 +28,7 @@
 #include <vector>
 
 namespace spmd {
-namespace codegen {
+namespace cudagen {
 
 /// One parameter of a printed kernel.
 struct CudaParam {
@@ -89,10 +89,10 @@ std::string cudaEmulationEntry(const CudaKernel &kernel);
 constexpr const char *kCudaLaunchAttrName = "spmd_cuda.launch";
 constexpr const char *kCudaWorkAttrName = "spmd_cuda.work";
 /// On the module: the NVRTC-compiled translation unit
-/// (runtime/cuda/Nvrtc.h serializeModule bytes).
+/// (runtime/cuda/CudaModule.h serializeModule bytes).
 constexpr const char *kCudaModuleAttrName = "spmd_cuda.module";
 
-} // namespace codegen
+} // namespace cudagen
 } // namespace spmd
 
 #endif // SPMD_TARGETS_CUDA_CUDAEMITTER_H

@@ -2,15 +2,15 @@
 //
 // Prints the kernels of a plan with targets/cuda/CudaEmitter, records each
 // kernel's launch rule on it, writes the translation unit and, with
-// embed=true, compiles it with NVRTC (runtime/cuda/Nvrtc.h) and embeds the
+// embed=true, compiles it with NVRTC (targets/cuda/Nvrtc.h) and embeds the
 // cubins, PTX and source in the plan.
 //
 //===----------------------------------------------------------------------===//
 
 #include "targets/cuda/Passes.h"
 
-#include "targets/cuda/CudaEmitter.h"
 #include "dialects/spmd/SPMDPlanOps.h"
+#include "targets/cuda/CudaEmitter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
@@ -18,7 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #ifdef SPMD_HAVE_NVRTC
-#include "runtime/cuda/Nvrtc.h"
+#include "targets/cuda/Nvrtc.h"
 #endif
 
 namespace spmd {
@@ -27,7 +27,7 @@ namespace spmd {
 } // namespace spmd
 
 using namespace mlir;
-using namespace spmd::codegen;
+using namespace spmd::cudagen;
 
 namespace {
 struct EmitCudaPass : spmd::impl::SPMDEmitCudaBase<EmitCudaPass> {

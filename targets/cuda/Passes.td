@@ -22,7 +22,7 @@ def SPMDEmitCuda : Pass<"spmd-emit-cuda", "mlir::ModuleOp"> {
     unit, and records the launch rule on each kernel (`spmd_cuda.launch`,
     `spmd_cuda.work`). `output=` writes the translation unit to a file ("-":
     stdout). `embed=true` compiles it with NVRTC for `archs` (cubins + PTX)
-    and stores runtime/cuda/Nvrtc.h's serializeModule bytes in the module
+    and stores runtime/cuda/CudaModule.h's serializeModule bytes in the module
     attribute `spmd_cuda.module`. A kernel that cannot be printed is an
     error naming the op and the reason.
   }];

@@ -1,4 +1,4 @@
-//===- CudaEmitterTest.cpp - targets/cuda/CudaEmitter on kernels with scalars --===//
+//===- CudaEmitterTest.cpp - targets/cuda/CudaEmitter with scalars --------===//
 //
 // Kernels whose views take rank-dependent offsets and sizes as trailing
 // `index` arguments (spmd.local_offset / local_size passed by the schedule):
@@ -21,8 +21,8 @@
 #include <gtest/gtest.h>
 
 using namespace mlir;
-using spmd::codegen::CudaKernel;
-using spmd::codegen::CudaParam;
+using spmd::cudagen::CudaKernel;
+using spmd::cudagen::CudaParam;
 
 namespace {
 
@@ -46,7 +46,7 @@ Emitted emit(const char *ir) {
   if (!module)
     return out;
   auto func = *module->getOps<func::FuncOp>().begin();
-  out.ok = succeeded(spmd::codegen::emitCudaKernel(func, out.kernel));
+  out.ok = succeeded(spmd::cudagen::emitCudaKernel(func, out.kernel));
   return out;
 }
 

@@ -1,7 +1,7 @@
 //===- CudaNvrtcTest.cpp - NVRTC compiles every kernel, no GPU needed -----===//
 
 #include "runtime/cuda/KernelSources.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "targets/cuda/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
@@ -154,14 +154,15 @@ TEST(Nvrtc, SelectImageByArchitecture) {
   CompiledModule m;
   ASSERT_TRUE(compileModule("gen.cu", kGenerated, opts, m).ok());
   std::string image, how;
-  ASSERT_TRUE(selectImage(m, 90, opts, image, how).ok());
+  ASSERT_TRUE(selectImage(m, 90, nvrtcRecompiler(opts), image, how).ok());
   EXPECT_EQ(how, "cubin sm_90");
-  ASSERT_TRUE(selectImage(m, 86, opts, image, how).ok()); // A10/A40/3090
+  ASSERT_TRUE(selectImage(m, 86, nvrtcRecompiler(opts), image, how)
+                  .ok()); // A10/A40/3090
   EXPECT_EQ(how, "cubin sm_80");
   std::vector<int> archs = supportedArchs();
   ASSERT_FALSE(archs.empty());
   if (std::count(archs.begin(), archs.end(), 120)) { // e.g. RTX 50xx
-    ASSERT_TRUE(selectImage(m, 120, opts, image, how).ok());
+    ASSERT_TRUE(selectImage(m, 120, nvrtcRecompiler(opts), image, how).ok());
     EXPECT_EQ(how, "recompiled for sm_120");
     int arch = 0;
     ASSERT_TRUE(cubinArch(image, arch).ok());
@@ -169,9 +170,9 @@ TEST(Nvrtc, SelectImageByArchitecture) {
   }
   // Without the source: PTX for a newer device, nothing for an older one.
   m.source.clear();
-  ASSERT_TRUE(selectImage(m, 100, opts, image, how).ok());
+  ASSERT_TRUE(selectImage(m, 100, nvrtcRecompiler(opts), image, how).ok());
   EXPECT_EQ(how, "ptx compute_80");
-  spmd::Status s = selectImage(m, 75, opts, image, how);
+  spmd::Status s = selectImage(m, 75, nvrtcRecompiler(opts), image, how);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.message(), "no image for sm_75")) << s.message();
 }

@@ -12,6 +12,7 @@
 #include "runtime/cuda/KernelSources.h"
 #include "runtime/cuda/NcclComm.h"
 #include "runtime/cuda/TcpStore.h"
+#include "targets/cuda/Nvrtc.h"
 
 #include "runtime/DType.h"
 
@@ -238,7 +239,7 @@ TEST(CudaGpu, ModuleLaunchSoftmaxMatchesReference) {
                            opts, compiled);
   ASSERT_TRUE(s.ok()) << s.message();
   std::unique_ptr<Module> mod;
-  s = Module::load(*dev, compiled, opts, mod);
+  s = Module::load(*dev, compiled, nvrtcRecompiler(opts), mod);
   ASSERT_TRUE(s.ok()) << s.message();
   CUfunction fn;
   ASSERT_TRUE(mod->function("spmd_softmax_fwd_f32", fn).ok());
@@ -334,6 +335,8 @@ TEST(CudaGpu, NcclCollectivesAcrossGpus) {
   std::vector<std::unique_ptr<NcclComm>> comms;
   Status s = NcclComm::createSingleProcess(mesh, gpus, 60, comms);
   ASSERT_TRUE(s.ok()) << s.message();
+  for (auto &c : comms)
+    c->setRecompiler(nvrtcRecompiler(CompileOptions()));
   // Rank r holds a [2, r+1] block of value 100*r + index (uneven gather
   // along dim 1, so padding and strided copies are exercised), and a
   // [n+1, 3] block for the reduce-scatter (uneven chunks of n+1 rows).
