@@ -1,0 +1,32 @@
+# Compares the documentation the build generates (GEN, build/docs) with the
+# copy in the repository (SRC, docs/generated): the pass and dialect
+# reference pages must not go stale. To refresh:
+#   ninja -C build mlir-doc && cp -r build/docs/. docs/generated/
+file(GLOB_RECURSE generated RELATIVE ${GEN} ${GEN}/*.md)
+file(GLOB_RECURSE committed RELATIVE ${SRC} ${SRC}/*.md)
+list(SORT generated)
+list(SORT committed)
+set(stale "")
+foreach(page IN LISTS generated)
+  if(NOT EXISTS ${SRC}/${page})
+    list(APPEND stale "${page} (missing from docs/generated)")
+    continue()
+  endif()
+  file(READ ${GEN}/${page} a)
+  file(READ ${SRC}/${page} b)
+  if(NOT a STREQUAL b)
+    list(APPEND stale "${page} (differs)")
+  endif()
+endforeach()
+foreach(page IN LISTS committed)
+  if(NOT EXISTS ${GEN}/${page})
+    list(APPEND stale "${page} (no longer generated)")
+  endif()
+endforeach()
+if(stale)
+  string(REPLACE ";" "\n  " stale "${stale}")
+  message(FATAL_ERROR "docs/generated is stale:\n  ${stale}\n"
+    "Refresh it: ninja -C build mlir-doc && cp -r build/docs/. docs/generated/")
+endif()
+list(LENGTH generated count)
+message(STATUS "docs/generated matches the ${count} generated pages")
