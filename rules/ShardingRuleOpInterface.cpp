@@ -78,9 +78,40 @@ std::optional<ShardingRule> spmd::elementwiseRule(Operation *op) {
   return rule;
 }
 
+/// Does `rule` describe `op`'s slots (a dim list of the right rank for
+/// every ranked tensor, factors and alternatives in range)?
+static bool fits(const ShardingRule &rule, Operation *op) {
+  if (rule.numOperands != op->getNumOperands() ||
+      rule.numSlots() != op->getNumOperands() + op->getNumResults() ||
+      rule.initOf.size() != op->getNumOperands() ||
+      rule.resultCombiner.size() != op->getNumResults())
+    return false;
+  for (auto [s, v] : llvm::enumerate(
+           llvm::concat<Value>(op->getOperands(), op->getResults()))) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    const auto &dims = rule.slotDims[s];
+    if (bool(type) != dims.has_value() ||
+        (type && int64_t(dims->size()) != type.getRank()) ||
+        (dims && llvm::any_of(*dims, [&](int f) {
+           return f >= int(rule.factors.size());
+         })))
+      return false;
+  }
+  return llvm::all_of(rule.alts, [&](const PartialAlt &alt) {
+    return llvm::all_of(alt.operands,
+                        [&](unsigned o) { return o < rule.numOperands; });
+  });
+}
+
 std::optional<ShardingRule> spmd::getShardingRule(Operation *op) {
-  if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
-    return iface.getShardingRule();
+  if (auto iface = dyn_cast<ShardingRuleOpInterface>(op)) {
+    std::optional<ShardingRule> rule = iface.getShardingRule();
+    // A rule that does not fit its op is a bug in its model; treating the
+    // op as having no rule keeps the passes safe.
+    if (rule && !fits(*rule, op))
+      return std::nullopt;
+    return rule;
+  }
   if (op->getNumRegions() == 0 && OpTrait::hasElementwiseMappableTraits(op))
     return elementwiseRule(op);
   return std::nullopt;

@@ -26,7 +26,8 @@ namespace spmd {
 /// have rules. Passes reading rules call it from getDependentDialects.
 void registerShardingRuleExternalModels(mlir::DialectRegistry &registry);
 
-/// The rule of `op`: the interface's when `op` implements it; otherwise,
+/// The rule of `op`: the interface's when `op` implements it (none if it
+/// does not fit the op's operands and results); otherwise,
 /// for an elementwise-mappable op (any dialect) on ranked tensors of one
 /// rank, the elementwise rule; otherwise none ("no rule": the passes compute
 /// it replicated).
