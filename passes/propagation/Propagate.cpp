@@ -12,7 +12,7 @@
 //    layout if its rule allows, else the attribute is rewritten to what the
 //    op makes and a constrain right after it restores the user's layout;
 //  * every op's operand layouts (the producers' layouts) and result layouts
-//    fit the op's rule below;
+//    fit the op's sharding rule (rules/);
 //  * layouts change only at spmd.constrain. Propagation inserts constrains
 //    before an op whose rule needs another operand layout than the producer
 //    gives, before func.return where a returned value's layout differs from
@@ -53,6 +53,8 @@
 //
 // Propagation
 // -----------
+// (The choices and their costs are in PropagateChoice.cpp; this file holds
+// the worklist, the materialization and the pass.)
 // Each value has one optional placement per mesh axis (unknown until set);
 // annotations set them first; a set placement is never changed (refinement
 // only). A FIFO worklist visits ops (first in program order): on every mesh
