@@ -21,6 +21,10 @@
 //  * linalg.fill: also {init} with P(k) when the fill value is the identity
 //    of k (0 -> sum|avg, -inf -> max, +inf -> min).
 //
+// linalg.softmax (not a structured op): input, init and result share one
+// factor per dim; the softmax dim needs replication (its max and sum span
+// the whole dim). It is not linear: no partial alternative.
+//
 //===----------------------------------------------------------------------===//
 
 #include "rules/RuleModels.h"
@@ -175,7 +179,27 @@ static std::optional<ShardingRule> linalgRule(linalg::LinalgOp op) {
   return rule;
 }
 
+static std::optional<ShardingRule> softmaxRule(linalg::SoftmaxOp op) {
+  auto input = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto output = dyn_cast<RankedTensorType>(op.getOutput().getType());
+  if (!input || !output || input.getRank() != output.getRank() ||
+      op->getNumResults() != 1)
+    return std::nullopt;
+  ShardingRule rule = identityRule(op, input.getRank());
+  rule.factors[op.getDimension()].kind = Factor::Kind::NeedReplication;
+  rule.initOf[1] = 0;
+  return rule;
+}
+
 namespace {
+struct SoftmaxRuleModel
+    : ShardingRuleOpInterface::ExternalModel<SoftmaxRuleModel,
+                                             linalg::SoftmaxOp> {
+  std::optional<ShardingRule> getShardingRule(Operation *op) const {
+    return softmaxRule(cast<linalg::SoftmaxOp>(op));
+  }
+};
+
 template <typename OpTy>
 struct LinalgRuleModel
     : ShardingRuleOpInterface::ExternalModel<LinalgRuleModel<OpTy>, OpTy> {
@@ -195,5 +219,6 @@ void spmd::registerLinalgRuleModels(DialectRegistry &registry) {
 #define GET_OP_LIST
 #include "mlir/Dialect/Linalg/IR/LinalgStructuredOps.cpp.inc"
         >(ctx);
+    linalg::SoftmaxOp::attachInterface<SoftmaxRuleModel>(*ctx);
   });
 }
