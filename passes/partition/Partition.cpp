@@ -1,8 +1,14 @@
 //===- Partition.cpp - spmd-partition: global program to local program ----===//
 //
 // Two phases per function. The check phase reads every tensor value's layout
-// and checks each op against its sharding rule, touching nothing, so that a
-// rejected program is left as it was. The rewrite phase then changes types
+// and checks each op against its sharding rule (rules/, the same rules
+// spmd-propagate uses), touching nothing, so that a rejected program is left
+// as it was. Beyond the rule it checks only what the rewrite can or cannot
+// do: a splat constant is rebuilt in any layout (its rule keeps it
+// replicated for propagation), a fill's partial result is made with
+// spmd.partial_from_replicated, slices with dynamic offsets, sizes or
+// strides are local only when replicated, and elementwise ops with scalar
+// operands are not rewritten. The rewrite phase then changes types
 // in place (linalg and elementwise ops keep their form), rebuilds the ops
 // whose attributes or operands depend on local sizes (tensor.empty, splat
 // constants) and replaces each spmd.constrain by the redistribute planner's
@@ -10,9 +16,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "core/RedistributePlanner.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "passes/partition/Passes.h"
-#include "core/RedistributePlanner.h"
+#include "rules/Linearity.h"
+#include "rules/ShardingRuleOpInterface.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,105 +41,6 @@ using namespace spmd;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// How a value depends on the partial operands of an op
-//===----------------------------------------------------------------------===//
-
-/// Within one op and for one mesh axis: `Const` does not depend on the
-/// operands that are partial on the axis, `Term` is a valid partial term of
-/// the result (linear in them for sum/avg, monotone for max/min), `Bad`
-/// mixes them in a way that is not.
-enum class Dep { Const, Term, Bad };
-
-/// The dependence of the result of `op` on its operands `deps` when the
-/// partial reduction is `kind`.
-Dep combine(Operation *op, ArrayRef<Dep> deps, ::spmd::ReduceKind kind) {
-  if (llvm::all_of(deps, [](Dep d) { return d == Dep::Const; }))
-    return Dep::Const;
-  if (llvm::is_contained(deps, Dep::Bad))
-    return Dep::Bad;
-  bool allTerms = llvm::all_of(deps, [](Dep d) { return d == Dep::Term; });
-  auto termAndConst = [&] { return deps.size() == 2 && deps[0] != deps[1]; };
-  bool linear =
-      kind == ::spmd::ReduceKind::Sum || kind == ::spmd::ReduceKind::Avg;
-  if (linear) {
-    // Sums of terms; terms scaled by something the same on every rank.
-    if (isa<arith::AddFOp, arith::AddIOp, arith::SubFOp, arith::SubIOp>(op))
-      return allTerms ? Dep::Term : Dep::Bad;
-    if (isa<arith::MulFOp, arith::MulIOp>(op))
-      return termAndConst() ? Dep::Term : Dep::Bad;
-    if (isa<arith::DivFOp>(op))
-      return deps[0] == Dep::Term && deps[1] == Dep::Const ? Dep::Term
-                                                           : Dep::Bad;
-    if (isa<arith::NegFOp, arith::ExtFOp, arith::TruncFOp>(op))
-      return Dep::Term;
-    return Dep::Bad;
-  }
-  // max/min: the reduction commutes with itself and with adding something
-  // the same on every rank.
-  bool isMax = kind == ::spmd::ReduceKind::Max;
-  if (isMax &&
-      isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp, arith::MaxUIOp>(
-          op))
-    return Dep::Term;
-  if (!isMax &&
-      isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp, arith::MinUIOp>(
-          op))
-    return Dep::Term;
-  if (isa<arith::AddFOp, arith::AddIOp>(op))
-    return termAndConst() ? Dep::Term : Dep::Bad;
-  if (isa<arith::SubFOp, arith::SubIOp>(op))
-    return deps[0] == Dep::Term && deps[1] == Dep::Const ? Dep::Term : Dep::Bad;
-  if (isa<arith::ExtFOp, arith::TruncFOp>(op))
-    return Dep::Term;
-  return Dep::Bad;
-}
-
-/// The dependence of `v` (inside a linalg body) on the block arguments in
-/// `terms`.
-Dep classify(Value v, const DenseSet<Value> &terms, Block *body,
-             ::spmd::ReduceKind kind, DenseMap<Value, Dep> &memo) {
-  if (terms.contains(v))
-    return Dep::Term;
-  auto it = memo.find(v);
-  if (it != memo.end())
-    return it->second;
-  Operation *def = v.getDefiningOp();
-  Dep result = Dep::Const;
-  // Block arguments that are not terms and values from outside the body are
-  // the same on every rank.
-  if (def && def->getBlock() == body) {
-    SmallVector<Dep> deps;
-    for (Value operand : def->getOperands())
-      deps.push_back(classify(operand, terms, body, kind, memo));
-    result = combine(def, deps, kind);
-  }
-  memo[v] = result;
-  return result;
-}
-
-/// The reduction kind of a linalg body's combiner for output `index`:
-/// `out = add(out, x)` is sum, `max(out, x)` max, `min(out, x)` min.
-std::optional<::spmd::ReduceKind> combinerKind(linalg::LinalgOp op,
-                                               unsigned index) {
-  Block *body = op.getBlock();
-  Value yielded = body->getTerminator()->getOperand(index);
-  Operation *def = yielded.getDefiningOp();
-  BlockArgument out = op.getRegionOutputArgs()[index];
-  if (!def || def->getNumOperands() != 2 ||
-      !llvm::is_contained(def->getOperands(), Value(out)))
-    return std::nullopt;
-  if (isa<arith::AddFOp, arith::AddIOp>(def))
-    return ::spmd::ReduceKind::Sum;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp, arith::MaxUIOp>(
-          def))
-    return ::spmd::ReduceKind::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp, arith::MinUIOp>(
-          def))
-    return ::spmd::ReduceKind::Min;
-  return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
 // The partitioner of one function
 //===----------------------------------------------------------------------===//
 
@@ -150,19 +59,16 @@ private:
   // Check phase.
   LogicalResult collectLayouts();
   LogicalResult checkOp(Operation *op);
-  LogicalResult checkLinalg(linalg::LinalgOp op);
-  LogicalResult checkElementwise(Operation *op);
-  LogicalResult checkCreation(Operation *op, Value result);
+  /// The op's layouts against its sharding rule.
+  LogicalResult checkRule(Operation *op, const ShardingRule &rule);
+  /// The error for `slot` sharding its dim `dim`, which has no factor.
+  LogicalResult noFactorError(const ShardingRule &rule, Operation *op,
+                              unsigned slot, int64_t dim, int64_t axis);
+  LogicalResult recordIndexOffset(Operation *op, const ShardingRule &rule,
+                                  int factor, int64_t axis);
+  LogicalResult checkConstant(arith::ConstantOp op);
   LogicalResult checkReturn(func::ReturnOp op);
-  LogicalResult checkReshape(Operation *op, Value small, Value big,
-                             ArrayRef<ReassociationIndices> groups);
-  LogicalResult checkSlice(Operation *op, Value sliced, Value whole,
-                           ArrayRef<Value> same, ArrayRef<int64_t> offsets,
-                           ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
-                           bool dynamic);
   LogicalResult checkConstrain(ConstrainOp op);
-  LogicalResult checkConcat(tensor::ConcatOp op);
-  LogicalResult checkPad(tensor::PadOp op);
 
   // Rewrite phase.
   LogicalResult rewriteConstrain(ConstrainOp op);
@@ -224,11 +130,6 @@ private:
 };
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
-
-/// "S(0)" style name of placement `a` of `layout` for messages.
-std::string placementStr(const ::spmd::Layout &layout, int64_t axis) {
-  return layout.placements[axis].str();
-}
 
 } // namespace
 
@@ -370,75 +271,347 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
     return checkConstrain(constrain);
   if (auto ret = dyn_cast<func::ReturnOp>(op))
     return checkReturn(ret);
-  if (isa<tensor::EmptyOp>(op))
-    return success(); // any layout: the contents are undefined
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return checkCreation(op, fill.getResult(0));
+  if (!llvm::any_of(op->getOperands(), isTensor) &&
+      !llvm::any_of(op->getResults(), isTensor))
+    return success();
+  // What the rule cannot express. A splat constant is rebuilt at any local
+  // shape (the rule, for propagation, keeps constants replicated).
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
-    return isTensor(constant) ? checkCreation(op, constant) : success();
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
-    return checkReshape(op, collapse.getResult(), collapse.getSrc(),
-                        collapse.getReassociationIndices());
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
-    return checkReshape(op, expand.getSrc(), expand.getResult(),
-                        expand.getReassociationIndices());
-  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
-    return checkSlice(op, extract.getResult(), extract.getSource(), {},
-                      extract.getStaticOffsets(), extract.getStaticSizes(),
-                      extract.getStaticStrides(),
-                      !extract.getOffsets().empty() ||
-                          !extract.getSizes().empty() ||
-                          !extract.getStrides().empty());
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
-    return checkSlice(op, insert.getSource(), insert.getResult(),
-                      {insert.getDest()}, insert.getStaticOffsets(),
-                      insert.getStaticSizes(), insert.getStaticStrides(),
-                      !insert.getOffsets().empty() ||
-                          !insert.getSizes().empty() ||
-                          !insert.getStrides().empty());
-  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-    // Reads the global size: only an unsharded dim has it locally.
-    std::optional<int64_t> index = dim.getConstantIndex();
-    if (!isTensor(dim.getSource()))
-      return success();
-    if (!index)
-      return op->emitOpError() << "has a non-constant dim index on a value in "
-                               << layouts.lookup(dim.getSource());
-    if (!layoutOf(dim.getSource()).shardAxes(*index).empty())
+    return checkConstant(constant);
+  if (auto slice = dyn_cast<OffsetSizeAndStrideOpInterface>(op)) {
+    bool dynamic = !slice.getOffsets().empty() || !slice.getSizes().empty() ||
+                   !slice.getStrides().empty();
+    if (dynamic && llvm::any_of(op->getOperands(), [&](Value v) {
+          return isTensor(v) && !layoutOf(v).isReplicated();
+        }))
       return op->emitOpError()
-             << "reads the size of dim " << *index << ", which "
-             << layouts.lookup(dim.getSource()) << " shards";
-    return success();
+             << "has dynamic offsets, sizes or strides on a non-replicated "
+                "value; only static ones are supported";
   }
-  if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
-    if (layouts.lookup(castOp.getSource()) != layouts.lookup(castOp))
-      return op->emitOpError()
-             << "changes the layout from " << layouts.lookup(castOp.getSource())
-             << " to " << layouts.lookup(castOp);
-    return success();
-  }
-  if (auto concat = dyn_cast<tensor::ConcatOp>(op))
-    return checkConcat(concat);
-  if (auto pad = dyn_cast<tensor::PadOp>(op))
-    return checkPad(pad);
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return checkLinalg(linalgOp);
   if (OpTrait::hasElementwiseMappableTraits(op) &&
-      llvm::any_of(op->getResults(), isTensor))
-    return checkElementwise(op);
+      llvm::any_of(op->getOperands(), [](Value v) { return !isTensor(v); }))
+    return op->emitOpError()
+           << "mixes tensor and scalar operands; spmd-partition supports "
+              "elementwise ops on tensors only";
 
-  // Anything else computes the same on every rank if all its tensors are
-  // replicated.
-  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
-    if (!isTensor(v))
-      continue;
-    if (!layoutOf(v).isReplicated())
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  // An op without a rule, or whose rule splits nothing, computes the same
+  // on every rank if all its tensors are replicated.
+  if (!rule || (rule->factors.empty() && rule->alts.empty())) {
+    for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+      if (!isTensor(v) || layoutOf(v).isReplicated())
+        continue;
       return op->emitOpError()
              << "has no spmd-partition rule and its "
              << (isa<OpResult>(v) && v.getDefiningOp() == op ? "result"
                                                              : "operand")
              << " is not replicated (layout " << layouts.lookup(v) << ")";
+    }
+    return success();
   }
+  return checkRule(op, *rule);
+}
+
+/// How diagnostics name a slot, a factor and the unsplittable dims of the
+/// op kinds whose vocabulary users know (loops of linalg ops, the dims a
+/// tensor op slices, pads, ...). Wording only: legality is the rule's.
+namespace {
+struct RuleWording {
+  Operation *op;
+  const ShardingRule &rule;
+
+  std::string slot(unsigned s) const {
+    return rule.isResult(s) ? "result " + std::to_string(s - rule.numOperands)
+                            : "operand " + std::to_string(s);
+  }
+  std::string factor(int f) const {
+    if (isa<linalg::LinalgOp>(op))
+      return "loop " + std::to_string(f);
+    return "factor " + ShardingRule::factorName(f);
+  }
+};
+} // namespace
+
+LogicalResult FunctionPartitioner::noFactorError(const ShardingRule &rule,
+                                                 Operation *op, unsigned slot,
+                                                 int64_t dim, int64_t axis) {
+  Value v = slot < rule.numOperands ? op->getOperand(slot)
+                                    : op->getResult(slot - rule.numOperands);
+  LayoutAttr layout = layouts.lookup(v);
+  StringRef axisName = mesh.axisNames[axis];
+  auto shards = [&](StringRef verb) {
+    return op->emitOpError()
+           << verb << " dim " << dim << ", which " << layout << " shards";
+  };
+  if (isa<tensor::PadOp>(op))
+    return shards("pads");
+  if (isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
+    return shards("slices") << "; a sharded dim must be taken whole";
+  if (isa<tensor::ConcatOp>(op))
+    return shards("concatenates") << "; it must be replicated";
+  if (isa<tensor::DimOp>(op))
+    return shards("reads the size of");
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    return op->emitOpError()
+           << "cannot carry the sharding on mesh axis '" << axisName
+           << "' from " << layouts.lookup(op->getOperand(0)) << " to "
+           << layouts.lookup(op->getResult(0))
+           << ": a sharded dim must be the outermost dim of its reshaped group";
+  RuleWording words{op, rule};
+  if (isa<linalg::LinalgOp>(op))
+    return op->emitOpError()
+           << words.slot(slot) << " is "
+           << layout.toLayout().placements[axis].str() << " on mesh axis '"
+           << axisName << "' but its indexing map does not index dim " << dim
+           << " by a single loop";
+  return op->emitOpError() << words.slot(slot) << " is "
+                           << layout.toLayout().placements[axis].str()
+                           << " on mesh axis '" << axisName
+                           << "' but the op's sharding rule gives dim " << dim
+                           << " no factor";
+}
+
+/// The layouts against the rule, per mesh axis: the axis splits at most one
+/// factor (the one of every S(d)), which must be splittable (over all axes
+/// splitting it, for the chunk boundaries of reshapes); then every slot is
+/// what splitting it gives (S(d) where the factor is, P(combiner) for the
+/// results and inits of a reduction factor, R elsewhere). With no factor
+/// split, the partial operands must form one of the rule's alternatives (or,
+/// for ops with a payload, be linear per Linearity.h), and the results are
+/// then partial of that kind.
+LogicalResult FunctionPartitioner::checkRule(Operation *op,
+                                             const ShardingRule &rule) {
+  RuleWording words{op, rule};
+  auto slotValue = [&](unsigned s) {
+    return s < rule.numOperands ? op->getOperand(s)
+                                : op->getResult(s - rule.numOperands);
+  };
+  // linalg.fill: a replicated value is a valid P(avg|max|min) term and the
+  // rewrite makes a P(sum) with spmd.partial_from_replicated, so partials
+  // are as good as R.
+  bool partialsFree = isa<linalg::FillOp>(op);
+  auto placement = [&](unsigned s, int64_t a) {
+    ::spmd::Placement p = layoutOf(slotValue(s)).placements[a];
+    return partialsFree && p.isPartial() ? ::spmd::Placement::replicate() : p;
+  };
+  SmallVector<unsigned> slots;
+  for (unsigned s = 0; s < rule.numSlots(); ++s)
+    if (rule.slotDims[s] && isTensor(slotValue(s)))
+      slots.push_back(s);
+
+  // The factor each axis splits.
+  SmallVector<int> split(mesh.rank(), -1);
+  for (int64_t a = 0; a < mesh.rank(); ++a) {
+    std::optional<::spmd::Placement> first;
+    for (unsigned s : slots) {
+      ::spmd::Placement p = placement(s, a);
+      if (!p.isShard())
+        continue;
+      int f = rule.factorOf(s, p.dim);
+      if (f < 0)
+        return noFactorError(rule, op, s, p.dim, a);
+      if (split[a] >= 0 && split[a] != f)
+        return op->emitOpError()
+               << "has operands sharded differently on mesh axis '"
+               << mesh.axisNames[a] << "' (" << first->str() << " and "
+               << p.str() << "): they split " << words.factor(split[a])
+               << " and " << words.factor(f);
+      split[a] = f;
+      first = p;
+    }
+  }
+
+  for (int64_t a = 0; a < mesh.rank(); ++a) {
+    StringRef axis = mesh.axisNames[a];
+    if (int f = split[a]; f >= 0) {
+      if (rule.factors[f].kind == ::spmd::Factor::Kind::NeedReplication)
+        return op->emitOpError()
+               << words.factor(f) << " is sharded on mesh axis '" << axis
+               << "' but cannot be split (the op's sharding rule needs it "
+                  "replicated)";
+      SmallVector<int64_t> axes;
+      for (int64_t b = 0; b < mesh.rank(); ++b)
+        if (split[b] == f)
+          axes.push_back(b);
+      if (!rule.splitOk(f, mesh, axes)) {
+        // Only reshape factors have chunk-boundary conditions.
+        Value collapsed = op->getOperand(0);
+        if (cast<RankedTensorType>(op->getResult(0).getType()).getRank() <
+            cast<RankedTensorType>(collapsed.getType()).getRank())
+          collapsed = op->getResult(0);
+        unsigned collapsedSlot =
+            isa<OpResult>(collapsed) ? rule.numOperands : 0;
+        return op->emitOpError()
+               << "reshapes sharded dim " << rule.dimOf(collapsedSlot, f)
+               << " of " << collapsed.getType()
+               << " but the chunk boundaries of "
+               << layouts.lookup(op->getOperand(0)) << " and "
+               << layouts.lookup(op->getResult(0))
+               << " do not match on every rank";
+      }
+      for (unsigned s : slots) {
+        ::spmd::Placement need = rule.shardPlacement(s, f);
+        ::spmd::Placement have = placement(s, a);
+        if (have == need)
+          continue;
+        if (need.isShard() && isa<linalg::LinalgOp>(op))
+          return op->emitOpError()
+                 << words.slot(s) << " must be " << need.str()
+                 << " on mesh axis '" << axis
+                 << "' like the other operands indexed by " << words.factor(f)
+                 << ", but it is " << have.str();
+        if (need.isShard() &&
+            isa<tensor::ExtractSliceOp, tensor::InsertSliceOp>(op))
+          return op->emitOpError()
+                 << "must keep the layout: the whole tensor is "
+                 << layouts.lookup(
+                        op->getOperand(isa<tensor::InsertSliceOp>(op)))
+                 << " but the slice is "
+                 << layouts.lookup(isa<tensor::InsertSliceOp>(op)
+                                       ? op->getOperand(0)
+                                       : op->getResult(0));
+        if (need.isShard())
+          return op->emitOpError()
+                 << "needs every operand and result " << need.str()
+                 << " on mesh axis '" << axis << "', but one is " << have.str()
+                 << " (" << words.slot(s) << ")";
+        if (need.isPartial())
+          return op->emitOpError()
+                 << "reduces over " << words.factor(f)
+                 << " sharded on mesh axis '" << axis << "', so "
+                 << words.slot(s) << " must be " << need.str() << ", but it is "
+                 << have.str();
+        return op->emitOpError()
+               << words.slot(s) << " does not use " << words.factor(f)
+               << " sharded on mesh axis '" << axis
+               << "', so it must be R there, but it is " << have.str();
+      }
+      if (failed(recordIndexOffset(op, rule, f, a)))
+        return failure();
+      continue;
+    }
+
+    // Nothing split on this axis: partial operands.
+    std::optional<::spmd::ReduceKind> kind;
+    SmallVector<unsigned> partial;
+    for (unsigned s : slots) {
+      if (rule.isResult(s))
+        continue;
+      ::spmd::Placement p = placement(s, a);
+      if (!p.isPartial())
+        continue;
+      if (kind && *kind != p.reduce)
+        return op->emitOpError()
+               << "mixes partial kinds on mesh axis '" << axis << "'";
+      kind = p.reduce;
+      partial.push_back(s);
+    }
+    // Per result: the placement the operands give it (none: not a valid
+    // partial term).
+    auto matches = [&](const ::spmd::PartialAlt &alt, ::spmd::ReduceKind k) {
+      SmallVector<unsigned> operands(alt.operands);
+      llvm::sort(operands);
+      return llvm::is_contained(alt.kinds, k) && operands == partial;
+    };
+    SmallVector<std::optional<::spmd::Placement>> expected(
+        op->getNumResults(), ::spmd::Placement::replicate());
+    bool linalgWording = isa<linalg::LinalgOp>(op);
+    if (!kind) {
+      // Results may be partial only through an alternative with no partial
+      // operand (an undefined or identity value).
+      for (OpResult r : op->getResults()) {
+        if (!isTensor(r))
+          continue;
+        ::spmd::Placement p =
+            placement(rule.numOperands + r.getResultNumber(), a);
+        if (p.isPartial() && llvm::any_of(rule.alts, [&](auto &alt) {
+              return matches(alt, p.reduce);
+            }))
+          expected[r.getResultNumber()] = p;
+      }
+    } else if (llvm::any_of(rule.alts,
+                            [&](auto &alt) { return matches(alt, *kind); })) {
+      expected.assign(op->getNumResults(), ::spmd::Placement::partial(*kind));
+    } else if (std::optional<SmallVector<::spmd::Dep>> deps =
+                   ::spmd::resultDependence(op, partial, *kind)) {
+      for (auto [r, dep] : llvm::enumerate(*deps))
+        expected[r] = dep == ::spmd::Dep::Const
+                          ? std::optional(::spmd::Placement::replicate())
+                      : dep == ::spmd::Dep::Term
+                          ? std::optional(::spmd::Placement::partial(*kind))
+                          : std::nullopt;
+    } else {
+      expected.assign(op->getNumResults(), std::nullopt);
+      linalgWording = false;
+    }
+    for (OpResult r : op->getResults()) {
+      if (!isTensor(r))
+        continue;
+      unsigned i = r.getResultNumber();
+      ::spmd::Placement p = placement(rule.numOperands + i, a);
+      if (!expected[i]) {
+        if (isa<tensor::PadOp>(op))
+          return op->emitOpError()
+                 << "pads a " << layouts.lookup(op->getOperand(0))
+                 << " partial value with something other than 0";
+        if (linalgWording)
+          return op->emitOpError()
+                 << "result " << i
+                 << " is not linear in the operands that are partial on mesh "
+                    "axis '"
+                 << axis << "'; they must be reduced first";
+        return op->emitOpError()
+               << "is not linear in its partial operands on mesh axis '" << axis
+               << "'; they must be reduced first";
+      }
+      if (p == *expected[i])
+        continue;
+      if (linalgWording)
+        return op->emitOpError()
+               << "result " << i << " is "
+               << (expected[i]->isPartial() ? expected[i]->str()
+                                            : std::string("replicated"))
+               << " on mesh axis '" << axis
+               << "' by its operands but its layout says " << p.str();
+      return op->emitOpError()
+             << "computes a "
+             << (expected[i]->isPartial() ? expected[i]->str()
+                                          : std::string("replicated"))
+             << " value on mesh axis '" << axis << "' but its result is "
+             << p.str();
+    }
+  }
+  return success();
+}
+
+/// linalg.index of a loop split on a mesh axis reads the local index: the
+/// rewrite adds the rank's chunk offset (offsetIndices).
+LogicalResult FunctionPartitioner::recordIndexOffset(Operation *op,
+                                                     const ShardingRule &rule,
+                                                     int factor, int64_t axis) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasIndexSemantics())
+    return success();
+  bool read = false;
+  linalgOp.getBlock()->walk([&](linalg::IndexOp index) {
+    read |= index.getDim() == unsigned(factor);
+  });
+  if (!read)
+    return success();
+  int64_t size = rule.factors[factor].size;
+  if (size < 0)
+    return op->emitOpError()
+           << "reads the index of loop " << factor
+           << ", which is sharded on mesh axis '" << mesh.axisNames[axis]
+           << "', but the loop's global size is not static";
+  auto &offsets = indexOffsets[op];
+  auto it = llvm::find_if(offsets, [&](const IndexOffset &o) {
+    return o.loop == unsigned(factor);
+  });
+  if (it == offsets.end())
+    offsets.push_back({unsigned(factor), {axis}, size});
+  else
+    it->axes.push_back(axis);
   return success();
 }
 
@@ -483,436 +656,24 @@ LogicalResult FunctionPartitioner::checkReturn(func::ReturnOp op) {
   return success();
 }
 
-/// Reshapes: each dim of `small` is a group of dims of `big`. A sharding
-/// survives when it is on the group's outermost dim on the big side, and
-/// every rank's chunk of that dim, times the inner dims, is exactly its chunk
-/// of the small dim (checked on every rank).
-LogicalResult
-FunctionPartitioner::checkReshape(Operation *op, Value small, Value big,
-                                  ArrayRef<ReassociationIndices> groups) {
-  ::spmd::Layout ls = layoutOf(small), lb = layoutOf(big);
-  auto smallType = cast<RankedTensorType>(small.getType());
-  auto bigType = cast<RankedTensorType>(big.getType());
-  for (int64_t a = 0; a < mesh.rank(); ++a) {
-    ::spmd::Placement ps = ls.placements[a], pb = lb.placements[a];
-    if (!ps.isShard() && !pb.isShard()) {
-      if (ps != pb)
-        return op->emitOpError()
-               << "changes the placement on mesh axis '" << mesh.axisNames[a]
-               << "' from " << layouts.lookup(op->getOperand(0)) << " to "
-               << layouts.lookup(op->getResult(0))
-               << "; a reshape keeps R and P";
-      continue;
-    }
-    if (!ps.isShard() || !pb.isShard() || groups[ps.dim].front() != pb.dim)
-      return op->emitOpError()
-             << "cannot carry the sharding on mesh axis '" << mesh.axisNames[a]
-             << "' from " << layouts.lookup(op->getOperand(0)) << " to "
-             << layouts.lookup(op->getResult(0))
-             << ": a sharded dim must be the outermost dim of its reshaped "
-                "group";
-  }
-  std::vector<int64_t> smallShape(smallType.getShape().begin(),
-                                  smallType.getShape().end());
-  std::vector<int64_t> bigShape(bigType.getShape().begin(),
-                                bigType.getShape().end());
-  for (auto [q, group] : llvm::enumerate(groups)) {
-    if (ls.shardAxes(q).empty())
-      continue;
-    int64_t rest = 1;
-    for (int64_t d : ArrayRef<int64_t>(group).drop_front())
-      rest *= bigShape[d];
-    bool aligned = rest != 0;
-    for (int64_t dev = 0; aligned && dev < mesh.numDevices(); ++dev) {
-      std::vector<int64_t> coords = mesh.coords(dev);
-      ::spmd::Range rs = ::spmd::localRanges(mesh, ls, smallShape, coords)[q];
-      ::spmd::Range rb =
-          ::spmd::localRanges(mesh, lb, bigShape, coords)[group.front()];
-      aligned = rs.offset == rb.offset * rest && rs.size == rb.size * rest;
-    }
-    if (!aligned)
-      return op->emitOpError() << "reshapes sharded dim " << q << " of "
-                               << smallType << " but the chunk boundaries of "
-                               << layouts.lookup(op->getOperand(0)) << " and "
-                               << layouts.lookup(op->getResult(0))
-                               << " do not match on every rank";
-  }
-  return success();
-}
-
-/// extract_slice / insert_slice: the layout is unchanged (a slice of a
-/// partial is a partial) and sharded dims are taken whole.
-LogicalResult FunctionPartitioner::checkSlice(Operation *op, Value sliced,
-                                              Value whole, ArrayRef<Value> same,
-                                              ArrayRef<int64_t> offsets,
-                                              ArrayRef<int64_t> sizes,
-                                              ArrayRef<int64_t> strides,
-                                              bool dynamic) {
-  ::spmd::Layout lw = layoutOf(whole), ls = layoutOf(sliced);
-  bool replicated = lw.isReplicated() && ls.isReplicated();
-  for (Value v : same)
-    replicated &= layoutOf(v).isReplicated();
-  if (replicated)
-    return success();
-  for (Value v : same)
-    if (layouts.lookup(v) != layouts.lookup(whole))
-      return op->emitOpError()
-             << "needs its destination and result in the same layout, got "
-             << layouts.lookup(v) << " and " << layouts.lookup(whole);
-  auto wholeType = cast<RankedTensorType>(whole.getType());
-  auto slicedType = cast<RankedTensorType>(sliced.getType());
-  bool hasShard = llvm::any_of(
-      lw.placements, [](const ::spmd::Placement &p) { return p.isShard(); });
-  if (hasShard && slicedType.getRank() != wholeType.getRank())
-    return op->emitOpError()
-           << "is rank-reducing on a sharded value (" << layouts.lookup(whole)
-           << "); only replicated ones are supported";
-  if (lw != ls)
-    return op->emitOpError() << "must keep the layout: the whole tensor is "
-                             << layouts.lookup(whole) << " but the slice is "
-                             << layouts.lookup(sliced);
-  if (dynamic)
-    return op->emitOpError()
-           << "has dynamic offsets, sizes or strides on a non-replicated "
-              "value; only static ones are supported";
-  for (int64_t d = 0; d < wholeType.getRank(); ++d)
-    if (!lw.shardAxes(d).empty() &&
-        (offsets[d] != 0 || sizes[d] != wholeType.getDimSize(d) ||
-         strides[d] != 1))
-      return op->emitOpError()
-             << "slices dim " << d << ", which " << layouts.lookup(whole)
-             << " shards; a sharded dim must be taken whole";
-  return success();
-}
-
-/// concat: every operand in the result's layout, the concatenated dim not
-/// sharded (a concat of partials is a partial).
-LogicalResult FunctionPartitioner::checkConcat(tensor::ConcatOp op) {
-  LayoutAttr layout = layouts.lookup(op.getResult());
-  for (Value v : op.getInputs())
-    if (layouts.lookup(v) != layout)
-      return op.emitOpError() << "needs every operand in its result's layout "
-                              << layout << ", but one is " << layouts.lookup(v);
-  if (!layout.toLayout().shardAxes(op.getDim()).empty())
-    return op.emitOpError() << "concatenates dim " << op.getDim() << ", which "
-                            << layout << " shards; it must be replicated";
-  return success();
-}
-
-/// pad: same layout, no padding on sharded dims, and a partial sum padded
-/// only with 0 (anything else would be counted once per rank).
-LogicalResult FunctionPartitioner::checkPad(tensor::PadOp op) {
-  LayoutAttr layout = layouts.lookup(op.getResult());
-  ::spmd::Layout l = layout.toLayout();
-  if (layouts.lookup(op.getSource()) != layout)
-    return op.emitOpError()
-           << "changes the layout from " << layouts.lookup(op.getSource())
-           << " to " << layout;
-  if (l.isReplicated())
-    return success();
-  for (int64_t d = 0; d < op.getResultType().getRank(); ++d)
-    if (!l.shardAxes(d).empty() &&
-        (op.getStaticLow()[d] != 0 || op.getStaticHigh()[d] != 0))
-      return op.emitOpError()
-             << "pads dim " << d << ", which " << layout << " shards";
-  bool sumPartial = llvm::any_of(l.placements, [](const ::spmd::Placement &p) {
-    return p.isPartial() && (p.reduce == ::spmd::ReduceKind::Sum ||
-                             p.reduce == ::spmd::ReduceKind::Avg);
-  });
-  Value padding = op.getConstantPaddingValue();
-  if (sumPartial && (!padding || !(matchPattern(padding, m_AnyZeroFloat()) ||
-                                   matchPattern(padding, m_Zero()))))
-    return op.emitOpError() << "pads a " << layout
-                            << " partial value with something other than 0";
-  return success();
-}
-
-/// linalg.fill and constants: any layout. Shards are computed locally, a
-/// replicated value is a valid P(avg|max|min), and P(sum) is made with
-/// spmd.partial_from_replicated unless the value is 0.
-LogicalResult FunctionPartitioner::checkCreation(Operation *op, Value result) {
-  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-    ::spmd::Layout init = layoutOf(fill.getOutputs()[0]);
-    ::spmd::Layout out = layoutOf(result);
-    for (int64_t a = 0; a < mesh.rank(); ++a)
-      if ((init.placements[a].isShard() || out.placements[a].isShard()) &&
-          init.placements[a] != out.placements[a])
-        return op->emitOpError()
-               << "fills an init in layout "
-               << layouts.lookup(fill.getOutputs()[0])
-               << " but its result has layout " << layouts.lookup(result)
-               << "; the shardings must agree on mesh axis '"
-               << mesh.axisNames[a] << "'";
-    return success();
-  }
-  auto constant = cast<arith::ConstantOp>(op);
+/// A tensor constant: a splat is rebuilt at the local shape of any layout
+/// (a replicated value is a valid P(avg|max|min), and P(sum) is made with
+/// spmd.partial_from_replicated unless the value is 0); any other constant
+/// must be replicated.
+LogicalResult FunctionPartitioner::checkConstant(arith::ConstantOp constant) {
+  Value result = constant.getResult();
   auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
   if (layoutOf(result).isReplicated())
     return success();
   if (!dense || !dense.isSplat())
-    return op->emitOpError()
+    return constant->emitOpError()
            << "is a non-splat tensor constant in layout "
            << layouts.lookup(result) << "; only replicated ones are supported";
   if (!localType(result).hasStaticShape())
-    return op->emitOpError()
+    return constant->emitOpError()
            << "is a splat constant whose local shape under "
            << layouts.lookup(result)
            << " differs between ranks; use tensor.empty + linalg.fill";
-  return success();
-}
-
-LogicalResult FunctionPartitioner::checkElementwise(Operation *op) {
-  SmallVector<Value> tensors;
-  for (Value v : op->getOperands())
-    if (isTensor(v))
-      tensors.push_back(v);
-  for (Value v : op->getResults())
-    tensors.push_back(v);
-  for (Value v : op->getOperands())
-    if (!isTensor(v))
-      return op->emitOpError()
-             << "mixes tensor and scalar operands; spmd-partition supports "
-                "elementwise ops on tensors only";
-  for (int64_t a = 0; a < mesh.rank(); ++a) {
-    // Shardings must agree exactly.
-    std::optional<::spmd::Placement> shard;
-    for (Value v : tensors) {
-      ::spmd::Placement p = layoutOf(v).placements[a];
-      if (!p.isShard())
-        continue;
-      if (shard && *shard != p)
-        return op->emitOpError()
-               << "has operands sharded differently on mesh axis '"
-               << mesh.axisNames[a] << "' (" << shard->str() << " and "
-               << p.str() << ")";
-      shard = p;
-    }
-    if (shard) {
-      for (Value v : tensors)
-        if (layoutOf(v).placements[a] != *shard)
-          return op->emitOpError()
-                 << "needs every operand and result " << shard->str()
-                 << " on mesh axis '" << mesh.axisNames[a] << "', but one is "
-                 << placementStr(layoutOf(v), a);
-      continue;
-    }
-    // Partial operands: the op must be linear (or monotone) in them.
-    std::optional<::spmd::ReduceKind> kind;
-    SmallVector<Dep> deps;
-    for (Value v : op->getOperands()) {
-      ::spmd::Placement p = layoutOf(v).placements[a];
-      if (p.isPartial()) {
-        if (kind && *kind != p.reduce)
-          return op->emitOpError() << "mixes partial kinds on mesh axis '"
-                                   << mesh.axisNames[a] << "'";
-        kind = p.reduce;
-      }
-      deps.push_back(p.isPartial() ? Dep::Term : Dep::Const);
-    }
-    Dep dep = kind ? combine(op, deps, *kind) : Dep::Const;
-    for (Value v : op->getResults()) {
-      ::spmd::Placement p = layoutOf(v).placements[a];
-      if (dep == Dep::Bad)
-        return op->emitOpError()
-               << "is not linear in its partial operands on mesh axis '"
-               << mesh.axisNames[a] << "'; they must be reduced first";
-      if (dep == Dep::Const && !p.isReplicate())
-        return op->emitOpError()
-               << "computes a replicated value on mesh axis '"
-               << mesh.axisNames[a] << "' but its result is " << p.str();
-      if (dep == Dep::Term && p != ::spmd::Placement::partial(*kind))
-        return op->emitOpError()
-               << "computes a " << ::spmd::Placement::partial(*kind).str()
-               << " value on mesh axis '" << mesh.axisNames[a]
-               << "' but its result is " << p.str();
-    }
-  }
-  return success();
-}
-
-LogicalResult FunctionPartitioner::checkLinalg(linalg::LinalgOp op) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  // The tensor operands with their maps; results use their init's map.
-  struct Use {
-    Value value;
-    AffineMap map;
-    bool isResult;
-    unsigned index; // operand number, or result number
-  };
-  SmallVector<Use> uses;
-  for (OpOperand &operand : op->getOpOperands())
-    if (isTensor(operand.get()))
-      uses.push_back({operand.get(), op.getMatchingIndexingMap(&operand), false,
-                      operand.getOperandNumber()});
-  for (OpResult result : op->getResults())
-    uses.push_back({result,
-                    op.getMatchingIndexingMap(
-                        op.getDpsInitOperand(result.getResultNumber())),
-                    true, result.getResultNumber()});
-  auto name = [&](const Use &u) {
-    return (u.isResult ? "result " : "operand ") + std::to_string(u.index);
-  };
-  // Tensor dim -> loop, for projected permutations.
-  auto loopOf = [&](const Use &u, int64_t dim) -> std::optional<unsigned> {
-    if (auto e = dyn_cast<AffineDimExpr>(u.map.getResult(dim)))
-      return e.getPosition();
-    return std::nullopt;
-  };
-  auto dimOf = [&](const Use &u, unsigned loop) -> std::optional<int64_t> {
-    for (unsigned d = 0; d < u.map.getNumResults(); ++d)
-      if (auto e = dyn_cast<AffineDimExpr>(u.map.getResult(d)))
-        if (e.getPosition() == loop)
-          return d;
-    return std::nullopt;
-  };
-
-  // A sharded loop must index operands only as a plain dim (a local index
-  // is not the global one). A body reading the loop's index (linalg.index)
-  // gets this rank's chunk offset added in the rewrite.
-  auto checkPlainUse = [&](unsigned loop, StringRef axis) -> LogicalResult {
-    if (op.hasIndexSemantics()) {
-      bool read = false;
-      op.getBlock()->walk(
-          [&](linalg::IndexOp index) { read |= index.getDim() == loop; });
-      if (read) {
-        std::optional<int64_t> size;
-        for (const Use &u : uses)
-          if (std::optional<int64_t> d = dimOf(u, loop)) {
-            size = cast<RankedTensorType>(u.value.getType()).getDimSize(*d);
-            break;
-          }
-        if (!size || ShapedType::isDynamic(*size))
-          return op->emitOpError()
-                 << "reads the index of loop " << loop
-                 << ", which is sharded on mesh axis '" << axis
-                 << "', but the loop's global size is not static";
-        int64_t axisIndex =
-            llvm::find(mesh.axisNames, axis.str()) - mesh.axisNames.begin();
-        auto &offsets = indexOffsets[op];
-        auto it = llvm::find_if(
-            offsets, [&](const IndexOffset &o) { return o.loop == loop; });
-        if (it == offsets.end())
-          offsets.push_back({loop, {axisIndex}, *size});
-        else
-          it->axes.push_back(axisIndex);
-      }
-    }
-    for (const Use &u : uses)
-      for (AffineExpr e : u.map.getResults())
-        if (!isa<AffineDimExpr>(e) && e.isFunctionOfDim(loop))
-          return op->emitOpError()
-                 << name(u) << " indexes loop " << loop
-                 << ", which is sharded on mesh axis '" << axis
-                 << "' through a compound expression; only plain dims can "
-                    "be sharded";
-    return success();
-  };
-
-  for (int64_t a = 0; a < mesh.rank(); ++a) {
-    StringRef axis = mesh.axisNames[a];
-    // The loop this axis shards, if any.
-    std::optional<unsigned> factor;
-    for (const Use &u : uses) {
-      ::spmd::Placement p = layoutOf(u.value).placements[a];
-      if (!p.isShard())
-        continue;
-      std::optional<unsigned> loop = loopOf(u, p.dim);
-      if (!loop)
-        return op->emitOpError()
-               << name(u) << " is " << p.str() << " on mesh axis '" << axis
-               << "' but its indexing map does not index dim " << p.dim
-               << " by a single loop";
-      if (factor && *factor != *loop)
-        return op->emitOpError()
-               << "mesh axis '" << axis << "' shards loops " << *factor
-               << " and " << *loop << "; operand layouts do not fit";
-      factor = loop;
-    }
-
-    if (factor) {
-      if (failed(checkPlainUse(*factor, axis)))
-        return failure();
-      bool reduction = iterators[*factor] == utils::IteratorType::reduction;
-      for (const Use &u : uses) {
-        ::spmd::Placement p = layoutOf(u.value).placements[a];
-        std::optional<int64_t> dim = dimOf(u, *factor);
-        if (dim) {
-          if (!p.isShard(*dim))
-            return op->emitOpError()
-                   << name(u) << " must be S(" << *dim << ") on mesh axis '"
-                   << axis << "' like the other operands indexed by loop "
-                   << *factor << ", but it is " << p.str();
-          continue;
-        }
-        if (!reduction ||
-            !(u.isResult || op.isDpsInit(&op->getOpOperand(u.index)))) {
-          if (!p.isReplicate())
-            return op->emitOpError()
-                   << name(u) << " does not use loop " << *factor
-                   << " sharded on mesh axis '" << axis
-                   << "', so it must be R there, but it is " << p.str();
-          continue;
-        }
-        // Init or result of a reduction over the sharded loop: partial.
-        unsigned out = u.isResult ? u.index : u.index - op.getNumDpsInputs();
-        std::optional<::spmd::ReduceKind> kind = combinerKind(op, out);
-        if (!kind)
-          return op->emitOpError()
-                 << "reduces over loop " << *factor << " sharded on mesh axis '"
-                 << axis << "' but its body is not a sum, max or min into "
-                 << "output " << out;
-        if (p != ::spmd::Placement::partial(*kind))
-          return op->emitOpError()
-                 << "reduces over loop " << *factor << " sharded on mesh axis '"
-                 << axis << "', so " << name(u) << " must be "
-                 << ::spmd::Placement::partial(*kind).str() << ", but it is "
-                 << p.str();
-      }
-      continue;
-    }
-
-    // No sharding on this axis: partial operands must flow linearly.
-    std::optional<::spmd::ReduceKind> kind;
-    DenseSet<Value> terms;
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isTensor(operand.get()))
-        continue;
-      ::spmd::Placement p = layoutOf(operand.get()).placements[a];
-      if (!p.isPartial())
-        continue;
-      if (kind && *kind != p.reduce)
-        return op->emitOpError()
-               << "mixes partial kinds on mesh axis '" << axis << "'";
-      kind = p.reduce;
-      terms.insert(op.getMatchingBlockArgument(&operand));
-    }
-    Block *body = op.getBlock();
-    DenseMap<Value, Dep> memo;
-    for (OpResult result : op->getResults()) {
-      ::spmd::Placement p = layoutOf(result).placements[a];
-      Dep dep = kind ? classify(body->getTerminator()->getOperand(
-                                    result.getResultNumber()),
-                                terms, body, *kind, memo)
-                     : Dep::Const;
-      if (dep == Dep::Bad)
-        return op->emitOpError()
-               << "result " << result.getResultNumber()
-               << " is not linear in the operands that are partial on mesh "
-                  "axis '"
-               << axis << "'; they must be reduced first";
-      if (dep == Dep::Const && !p.isReplicate())
-        return op->emitOpError()
-               << "result " << result.getResultNumber()
-               << " is replicated on mesh axis '" << axis
-               << "' by its operands but its layout says " << p.str();
-      if (dep == Dep::Term && p != ::spmd::Placement::partial(*kind))
-        return op->emitOpError()
-               << "result " << result.getResultNumber() << " is "
-               << ::spmd::Placement::partial(*kind).str() << " on mesh axis '"
-               << axis << "' by its operands but its layout says " << p.str();
-    }
-  }
   return success();
 }
 
@@ -1058,7 +819,7 @@ void FunctionPartitioner::rewriteExpand(tensor::ExpandShapeOp op) {
 }
 
 /// Slice sizes with every sharded dim replaced by the local size of `whole`
-/// (taken whole, see checkSlice).
+/// (taken whole, see the rule of tensor slices).
 SmallVector<OpFoldResult>
 FunctionPartitioner::localSliceSizes(OpBuilder &b, Location loc, Value whole,
                                      Value sliced,
@@ -1260,6 +1021,11 @@ LogicalResult FunctionPartitioner::rewrite() {
 namespace {
 struct PartitionPass : public spmd::impl::SPMDPartitionBase<PartitionPass> {
   using SPMDPartitionBase::SPMDPartitionBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    SPMDPartitionBase::getDependentDialects(registry);
+    registerShardingRuleExternalModels(registry);
+  }
 
   /// A function takes part if its signature or body names a layout.
   static bool hasLayouts(func::FuncOp fn) {

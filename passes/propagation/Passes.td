@@ -44,7 +44,7 @@ def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
     consumer needs another layout than its producer gives, an `spmd.constrain`
     is inserted, so that afterwards layouts change only at constrains. User
     annotations are never overridden. An op without a rule is computed
-    replicated, with a remark. See passes/Propagate.cpp for the rules.
+    replicated, with a remark. See rules/ for the rules.
   }];
   let dependentDialects = ["::spmd::SPMDDialect"];
   let options = [

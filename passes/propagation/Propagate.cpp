@@ -12,7 +12,7 @@
 //    layout if its rule allows, else the attribute is rewritten to what the
 //    op makes and a constrain right after it restores the user's layout;
 //  * every op's operand layouts (the producers' layouts) and result layouts
-//    fit the op's rule below;
+//    fit the op's sharding rule (rules/);
 //  * layouts change only at spmd.constrain. Propagation inserts constrains
 //    before an op whose rule needs another operand layout than the producer
 //    gives, before func.return where a returned value's layout differs from
@@ -25,68 +25,25 @@
 //
 // Factor model
 // ------------
-// A rule maps every dim of every ranked-tensor operand and result to a factor
-// (like an einsum letter) or to none. On each mesh axis an op picks one of:
+// Every op's sharding rule comes from rules/ (spmd::getShardingRule, see
+// rules/ShardingRule.h for the factor model and rules/{Linalg,Tensor,
+// Arith}Rules.cpp for the rule of each op). On each mesh axis an op picks
+// one of:
 //
 //  * None: every tensor operand and result is R on that axis;
 //  * Shard(f): factor f is split on that axis. A value with f at dim d is
 //    S(d); a value without f is R, except that for a reduction factor every
 //    result and its `outs` init are P(kind of that result's combiner);
 //  * Partial(alt, kind): the op is linear in the operands of `alt`: those are
-//    P(kind) (kind sum or avg, or the kinds the alt allows), every other
-//    tensor operand is R, every result P(kind).
+//    P(kind) (one of the kinds the alt allows), every other tensor operand
+//    is R, every result P(kind).
 //
-// A factor split on several axes nests in mesh order (S(d) on each). The
-// choices, per op kind:
+// A factor split on several axes nests in mesh order (S(d) on each). Ops
+// that are not compute ops, and ops without a rule:
 //
-//  * linalg ops (any LinalgOp on tensors: named ops and linalg.generic):
-//    one factor per loop from the indexing maps. A dim whose map expression is
-//    not a plain loop dim has no factor, and the loops in such an expression
-//    (and loops appearing twice in one operand, and parallel loops missing
-//    from some init) cannot be split; loops the payload reads with
-//    linalg.index can (spmd-partition offsets the index by the rank's
-//    chunk offset). A reduction loop can be split only when every result's
-//    combiner is known: yield(out OP x) with OP addf/addi -> sum,
-//    maximumf/maxnumf/maxsi/maxui -> max, minimumf/minnumf/minsi/minui ->
-//    min. Results are tied to their inits (same layout). Partial alts
-//    (single-init ops only): every set S of tensor inputs such that the
-//    payload is linear in S (+ the out arg if the payload reads it), with
-//    add/sub of two linear terms, neg, mul by a replicated term, div by a
-//    replicated term, extf/truncf: e.g. matmul {A, init}, {B, init};
-//    elementwise add {a, b, init}; mul {a, init}, {b, init}; transpose,
-//    broadcast, copy {in, init}; sum-reduce {in, init}. The init is in every
-//    alt (P(kind) too).
-//  * linalg.fill: as above, plus the alt {init} with P(k) when the fill value
-//    is the identity of k (0.0/0 -> sum or avg, -inf -> max, +inf -> min).
-//  * arith/math elementwise ops on tensors (ElementwiseMappable): one
-//    parallel factor per dim shared by all operands and results; partial
-//    alts from the same linearity rules (addf/subf/addi/subi {a, b}, negf
-//    {a}, mulf/muli {a} or {b}, divf {a}, extf/truncf {a}).
-//  * tensor.empty: any layout (parallel factor per dim; any partial kind).
-//    An empty tensor is never resharded: where a consumer needs another
+//  * tensor.empty is never resharded: where a consumer needs another
 //    layout, a second tensor.empty with that layout is made for it (and
 //    reshards of empties cost nothing in the model).
-//  * arith.constant, tensor.splat, tensor.from_elements: R only (results
-//    have no factors).
-//  * tensor.cast between ranked types: like an elementwise op; alt {source}.
-//  * tensor.dim with a constant index: any layout of the source that does not
-//    split the queried dim (partial of any kind included).
-//  * tensor.expand_shape / collapse_shape: per reassociation group, the
-//    collapsed dim and the outermost expanded dim share a factor, and
-//    only when the torch.chunk boundaries of both (nested over the mesh axes
-//    splitting it) are identical; other expanded dims have no factor. Alt
-//    {src}.
-//  * tensor.extract_slice: a source dim that is taken whole (offset 0, full
-//    static size, stride 1) shares a factor with its result dim; other dims
-//    have none. Alt {source}.
-//  * tensor.insert_slice: a dest dim that the source covers whole shares a
-//    factor with the source and result dims; other dims have none. Alt
-//    {source, dest}.
-//    Rank-reducing slices (either kind) are R only: no factors, no alt.
-//  * tensor.concat: every dim but the concatenated one shares a factor with
-//    all inputs; the concatenated dim has none. Alt {all inputs}.
-//  * tensor.pad: dims with zero low and high padding share a factor; others
-//    none. Alt {source} when the padding value is constant zero.
 //  * spmd.constrain: no requirement on its input (it is the reshard point);
 //    its result has the constrain's layout.
 //  * func.return: operand i has the declared layout of result i when there
@@ -96,6 +53,8 @@
 //
 // Propagation
 // -----------
+// (The choices and their costs are in PropagateChoice.cpp; this file holds
+// the worklist, the materialization and the pass.)
 // Each value has one optional placement per mesh axis (unknown until set);
 // annotations set them first; a set placement is never changed (refinement
 // only). A FIFO worklist visits ops (first in program order): on every mesh
@@ -127,21 +86,19 @@
 // reshards of the same value).
 //===----------------------------------------------------------------------===//
 
-#include "core/CostModel.h"
 #include "passes/propagation/Passes.h"
+#include "passes/propagation/PropagateChoice.h"
+#include "rules/ShardingRuleOpInterface.h"
 
 #include "dialects/spmd/SPMDOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 #include <deque>
 #include <queue>
@@ -158,42 +115,10 @@ using ::spmd::LayoutAttr;
 using ::spmd::Mesh;
 using ::spmd::Placement;
 using ::spmd::ReduceKind;
+using ::spmd::ShardingRule;
+using namespace ::spmd::propagation;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Rules
-//===----------------------------------------------------------------------===//
-
-/// A factor may be split on a mesh axis unless it is opaque. A reshape factor
-/// also needs equal torch.chunk boundaries: splitting `size` must give the
-/// same ranges as splitting `outerSize` and scaling by `innerSize`.
-struct Factor {
-  enum class Kind { Parallel, Reduction, Opaque } kind = Kind::Parallel;
-  bool reshape = false;
-  int64_t size = 0, outerSize = 0, innerSize = 1;
-};
-
-/// A set of operands the op is linear in, with the partial kinds allowed.
-struct PartialAlt {
-  SmallVector<unsigned> operands;
-  SmallVector<ReduceKind> kinds;
-};
-
-/// The factor rule of one op. Slots number operands first, then results;
-/// a slot that is not a ranked tensor has no dims.
-struct OpRule {
-  SmallVector<Factor> factors;
-  SmallVector<std::optional<SmallVector<int>>> slotDims;
-  /// Per result: the partial kind a split reduction factor gives it.
-  SmallVector<std::optional<ReduceKind>> resultReduce;
-  /// Per operand: the result it is the `outs` init of, or -1.
-  SmallVector<int> initOf;
-  SmallVector<PartialAlt> alts;
-  unsigned numOperands = 0;
-
-  bool isResult(unsigned slot) const { return slot >= numOperands; }
-};
 
 enum class OpKind { Skip, Rule, NoRule, Return, Constrain };
 
@@ -201,593 +126,17 @@ static bool isRankedTensor(Value v) {
   return isa<RankedTensorType>(v.getType());
 }
 
-/// Does `v` (inside `body`) depend on `arg`?
-static bool dependsOn(Value v, Value arg, Block *body, int depth = 0) {
-  if (v == arg)
-    return true;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != body || depth > 64)
-    return false;
-  return llvm::any_of(def->getOperands(), [&](Value o) {
-    return dependsOn(o, arg, body, depth + 1);
-  });
-}
-
-/// The reduction kind of a combiner op name, if it is one we know.
-static std::optional<ReduceKind> combinerKind(StringRef name) {
-  if (name == "arith.addf" || name == "arith.addi")
-    return ReduceKind::Sum;
-  if (name == "arith.maximumf" || name == "arith.maxnumf" ||
-      name == "arith.maxsi" || name == "arith.maxui")
-    return ReduceKind::Max;
-  if (name == "arith.minimumf" || name == "arith.minnumf" ||
-      name == "arith.minsi" || name == "arith.minui")
-    return ReduceKind::Min;
-  return std::nullopt;
-}
-
-/// The combiner of result `r` of a linalg op: yield(out OP x) or
-/// yield(x OP out) with x independent of out.
-static std::optional<ReduceKind> linalgCombiner(linalg::LinalgOp op,
-                                                unsigned r) {
-  Block *body = op.getBlock();
-  if (!body)
-    return std::nullopt;
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (!yield || r >= yield.getNumOperands())
-    return std::nullopt;
-  Value out = op.getRegionOutputArgs()[r];
-  Operation *def = yield.getOperand(r).getDefiningOp();
-  if (!def || def->getBlock() != body || def->getNumOperands() != 2)
-    return std::nullopt;
-  Value a = def->getOperand(0), b = def->getOperand(1);
-  if (b == out)
-    std::swap(a, b);
-  if (a != out || dependsOn(b, out, body))
-    return std::nullopt;
-  return combinerKind(def->getName().getStringRef());
-}
-
-/// Degree of an op's result in the partial terms given the degrees of its
-/// operands: 0 replicated, 1 linear, -1 neither.
-static int combineDegree(Operation *op, ArrayRef<int> degs) {
-  if (llvm::is_contained(degs, -1))
-    return -1;
-  if (llvm::all_of(degs, [](int d) { return d == 0; }))
-    return 0;
-  StringRef name = op->getName().getStringRef();
-  if ((name == "arith.addf" || name == "arith.subf" || name == "arith.addi" ||
-       name == "arith.subi") &&
-      degs.size() == 2)
-    return degs[0] == degs[1] ? degs[0] : -1;
-  if ((name == "arith.negf" || name == "arith.extf" ||
-       name == "arith.truncf") &&
-      degs.size() == 1)
-    return degs[0];
-  if ((name == "arith.mulf" || name == "arith.muli") && degs.size() == 2)
-    return degs[0] + degs[1] <= 1 ? degs[0] + degs[1] : -1;
-  if (name == "arith.divf" && degs.size() == 2)
-    return degs[1] == 0 ? degs[0] : -1;
-  return -1;
-}
-
-/// Degree of `v` (in `body`) in the block arguments `partial`.
-static int degreeOf(Value v, const DenseSet<Value> &partial, Block *body,
-                    int depth = 0) {
-  if (partial.contains(v))
-    return 1;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != body)
-    return 0;
-  if (depth > 64)
-    return -1;
-  SmallVector<int> degs;
-  for (Value o : def->getOperands())
-    degs.push_back(degreeOf(o, partial, body, depth + 1));
-  return combineDegree(def, degs);
-}
-
-/// Cost (seconds) charged for not producing a user-written result layout:
-/// more than any reshard.
-static constexpr double kPinnedMismatchCost = 1e6;
-
-static const SmallVector<ReduceKind> kLinearKinds = {ReduceKind::Sum,
-                                                     ReduceKind::Avg};
-
-/// The reduction kind `value` is the identity of, if any.
-static std::optional<ReduceKind> identityKind(Value value) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  if (auto f = dyn_cast<FloatAttr>(attr)) {
-    const APFloat &v = f.getValue();
-    if (v.isZero())
-      return ReduceKind::Sum;
-    if (v.isInfinity())
-      return v.isNegative() ? ReduceKind::Max : ReduceKind::Min;
-    return std::nullopt;
-  }
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    if (i.getValue().isZero())
-      return ReduceKind::Sum;
-  return std::nullopt;
-}
-
-/// A rule with one fresh factor per dim of `rank`.
-static OpRule identityDimsRule(Operation *op, int64_t rank) {
-  OpRule rule;
-  rule.numOperands = op->getNumOperands();
-  rule.factors.resize(rank);
-  SmallVector<int> dims = llvm::to_vector(llvm::seq<int>(0, rank));
-  for (Value v : op->getOperands())
-    rule.slotDims.push_back(isRankedTensor(v) ? std::optional(dims)
-                                              : std::nullopt);
-  for (Value v : op->getResults())
-    rule.slotDims.push_back(isRankedTensor(v) ? std::optional(dims)
-                                              : std::nullopt);
-  rule.initOf.assign(rule.numOperands, -1);
-  rule.resultReduce.assign(op->getNumResults(), std::nullopt);
-  return rule;
-}
-
-/// Adds the partial alts of an op whose payload `body` yields `yielded`, for
-/// every subset of `candidates` (block args paired with operand numbers);
-/// `always` is added to every alt's partial args and operands.
-static void addLinearAlts(OpRule &rule,
-                          ArrayRef<std::pair<Value, unsigned>> candidates,
-                          ArrayRef<std::pair<Value, unsigned>> always,
-                          function_ref<int(const DenseSet<Value> &)> degree) {
-  if (candidates.empty() || candidates.size() > 4)
-    return;
-  for (unsigned mask = 1; mask < (1u << candidates.size()); ++mask) {
-    DenseSet<Value> partial;
-    PartialAlt alt;
-    alt.kinds = kLinearKinds;
-    for (auto [i, c] : llvm::enumerate(candidates))
-      if (mask & (1u << i)) {
-        partial.insert(c.first);
-        alt.operands.push_back(c.second);
-      }
-    for (auto [arg, operand] : always) {
-      if (arg)
-        partial.insert(arg);
-      alt.operands.push_back(operand);
-    }
-    if (degree(partial) == 1)
-      rule.alts.push_back(std::move(alt));
-  }
-}
-
-static OpRule linalgRule(linalg::LinalgOp op) {
-  Operation *raw = op.getOperation();
-  OpRule rule;
-  rule.numOperands = raw->getNumOperands();
-  unsigned numLoops = op.getNumLoops();
-  rule.factors.resize(numLoops);
-  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray()))
-    rule.factors[i].kind = it == utils::IteratorType::reduction
-                               ? Factor::Kind::Reduction
-                               : Factor::Kind::Parallel;
-  auto markOpaque = [&](AffineExpr e) {
-    e.walk([&](AffineExpr sub) {
-      if (auto d = dyn_cast<AffineDimExpr>(sub))
-        rule.factors[d.getPosition()].kind = Factor::Kind::Opaque;
-    });
-  };
-  rule.initOf.assign(rule.numOperands, -1);
-  SmallVector<std::optional<SmallVector<int>>> operandDims(rule.numOperands);
-  for (OpOperand &operand : raw->getOpOperands()) {
-    if (!isRankedTensor(operand.get()))
-      continue;
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    SmallVector<int> dims;
-    SmallVector<int> seen(numLoops, 0);
-    for (AffineExpr e : map.getResults()) {
-      if (auto d = dyn_cast<AffineDimExpr>(e)) {
-        dims.push_back(d.getPosition());
-        if (++seen[d.getPosition()] > 1)
-          rule.factors[d.getPosition()].kind = Factor::Kind::Opaque;
-      } else {
-        dims.push_back(-1);
-        markOpaque(e);
-      }
-    }
-    operandDims[operand.getOperandNumber()] = dims;
-  }
-  // A parallel loop missing from an init would leave that result's terms
-  // spread over ranks: not splittable.
-  for (OpOperand &init : op.getDpsInitsMutable()) {
-    AffineMap map = op.getMatchingIndexingMap(&init);
-    for (unsigned l = 0; l < numLoops; ++l)
-      if (rule.factors[l].kind == Factor::Kind::Parallel &&
-          !map.isFunctionOfDim(l))
-        rule.factors[l].kind = Factor::Kind::Opaque;
-  }
-  rule.slotDims = operandDims;
-  unsigned numInits = op.getNumDpsInits();
-  rule.resultReduce.assign(raw->getNumResults(), std::nullopt);
-  bool combinersKnown = true;
-  for (unsigned r = 0; r < raw->getNumResults() && r < numInits; ++r) {
-    OpOperand *init = op.getDpsInitOperand(r);
-    rule.initOf[init->getOperandNumber()] = r;
-    rule.slotDims.push_back(operandDims[init->getOperandNumber()]);
-    if (op.getNumReductionLoops() > 0) {
-      rule.resultReduce[r] = linalgCombiner(op, r);
-      combinersKnown &= rule.resultReduce[r].has_value();
-    }
-  }
-  if (!combinersKnown)
-    for (Factor &f : rule.factors)
-      if (f.kind == Factor::Kind::Reduction)
-        f.kind = Factor::Kind::Opaque;
-  // A loop the payload reads through linalg.index may be split: the
-  // partitioner adds the rank's chunk offset to the index.
-
-  // Partial alts from the payload's linearity.
-  Block *body = op.getBlock();
-  if (body && numInits == 1 && raw->getNumResults() == 1) {
-    auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-    OpOperand *init = op.getDpsInitOperand(0);
-    BlockArgument outArg = op.getMatchingBlockArgument(init);
-    if (yield && yield.getNumOperands() == 1) {
-      SmallVector<std::pair<Value, unsigned>> candidates;
-      for (OpOperand *in : op.getDpsInputOperands())
-        if (isRankedTensor(in->get()))
-          candidates.push_back(
-              {op.getMatchingBlockArgument(in), in->getOperandNumber()});
-      std::pair<Value, unsigned> always = {outArg.use_empty() ? Value()
-                                                              : Value(outArg),
-                                           init->getOperandNumber()};
-      addLinearAlts(rule, candidates, always,
-                    [&](const DenseSet<Value> &partial) {
-                      return degreeOf(yield.getOperand(0), partial, body);
-                    });
-    }
-    if (auto fill = dyn_cast<linalg::FillOp>(raw))
-      if (std::optional<ReduceKind> k = identityKind(fill.getInputs()[0]))
-        rule.alts.push_back({{init->getOperandNumber()},
-                             *k == ReduceKind::Sum
-                                 ? kLinearKinds
-                                 : SmallVector<ReduceKind>{*k}});
-  }
-  return rule;
-}
-
-/// Rule of an elementwise arith/math op on tensors, or nullopt.
-static std::optional<OpRule> elementwiseRule(Operation *op) {
-  if (op->getNumResults() == 0 || !isRankedTensor(op->getResult(0)))
-    return std::nullopt;
-  int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
-    if (auto t = dyn_cast<RankedTensorType>(v.getType());
-        t && t.getRank() != rank)
-      return std::nullopt;
-  OpRule rule = identityDimsRule(op, rank);
-  // Linear in which tensor operands: the op's own degree rule.
-  SmallVector<std::pair<Value, unsigned>> candidates;
-  for (OpOperand &o : op->getOpOperands())
-    if (isRankedTensor(o.get()))
-      candidates.push_back({o.get(), o.getOperandNumber()});
-  addLinearAlts(rule, candidates, {}, [&](const DenseSet<Value> &partial) {
-    SmallVector<int> degs;
-    for (Value o : op->getOperands())
-      degs.push_back(partial.contains(o) ? 1 : 0);
-    return combineDegree(op, degs);
-  });
-  return rule;
-}
-
-/// Reshape rule: `collapsed` / `expanded` are the types, `groups` the
-/// reassociation (collapsed dim g <-> expanded dims groups[g]).
-static OpRule reshapeRule(Operation *op, RankedTensorType collapsed,
-                          RankedTensorType expanded,
-                          ArrayRef<ReassociationIndices> groups,
-                          bool operandIsCollapsed) {
-  OpRule rule;
-  rule.numOperands = op->getNumOperands();
-  SmallVector<int> collapsedDims(collapsed.getRank(), -1);
-  SmallVector<int> expandedDims(expanded.getRank(), -1);
-  for (auto [g, group] : llvm::enumerate(groups)) {
-    Factor f;
-    // The outermost expanded dim of the group carries the split.
-    int outer = group.front();
-    if (group.size() > 1) {
-      f.reshape = true;
-      f.size = collapsed.getDimSize(g);
-      f.outerSize = expanded.getDimSize(outer);
-      f.innerSize = 1;
-      bool dynamic = ShapedType::isDynamic(f.size);
-      for (int64_t d : group) {
-        dynamic |= expanded.isDynamicDim(d);
-        if (d > outer && !expanded.isDynamicDim(d))
-          f.innerSize *= expanded.getDimSize(d);
-      }
-      if (dynamic)
-        f.kind = Factor::Kind::Opaque;
-    }
-    collapsedDims[g] = rule.factors.size();
-    expandedDims[outer] = rule.factors.size();
-    rule.factors.push_back(f);
-  }
-  for (Value v : op->getOperands())
-    rule.slotDims.push_back(
-        v == op->getOperand(0)
-            ? std::optional(operandIsCollapsed ? collapsedDims : expandedDims)
-            : std::nullopt);
-  rule.slotDims.push_back(operandIsCollapsed ? expandedDims : collapsedDims);
-  rule.initOf.assign(rule.numOperands, -1);
-  rule.resultReduce.assign(1, std::nullopt);
-  rule.alts.push_back({{0}, kLinearKinds});
-  return rule;
-}
-
-/// Does a slice take dim `d` of a `size`-sized dim whole?
-static bool isWholeDim(OffsetSizeAndStrideOpInterface op, unsigned d,
-                       int64_t size) {
-  return !ShapedType::isDynamic(size) && op.getStaticOffsets()[d] == 0 &&
-         op.getStaticSizes()[d] == size && op.getStaticStrides()[d] == 1;
-}
-
-static OpRule extractSliceRule(tensor::ExtractSliceOp op) {
-  OpRule rule;
-  rule.numOperands = op->getNumOperands();
-  RankedTensorType src = op.getSourceType();
-  llvm::SmallBitVector dropped = op.getDroppedDims();
-  bool rankReducing = dropped.any();
-  SmallVector<int> srcDims(src.getRank(), -1), resDims;
-  for (int64_t d = 0; d < src.getRank(); ++d) {
-    if (dropped.test(d))
-      continue;
-    int factor = -1;
-    if (!rankReducing && isWholeDim(op, d, src.getDimSize(d))) {
-      factor = rule.factors.size();
-      rule.factors.emplace_back();
-    }
-    srcDims[d] = factor;
-    resDims.push_back(factor);
-  }
-  rule.slotDims.push_back(srcDims);
-  for (unsigned i = 1; i < rule.numOperands; ++i)
-    rule.slotDims.push_back(std::nullopt);
-  rule.slotDims.push_back(resDims);
-  rule.initOf.assign(rule.numOperands, -1);
-  rule.resultReduce.assign(1, std::nullopt);
-  if (!rankReducing)
-    rule.alts.push_back({{0}, kLinearKinds});
-  return rule;
-}
-
-static OpRule insertSliceRule(tensor::InsertSliceOp op) {
-  OpRule rule;
-  rule.numOperands = op->getNumOperands();
-  RankedTensorType dest = op.getDestType();
-  llvm::SmallBitVector dropped = op.getDroppedDims();
-  bool rankReducing = dropped.any();
-  SmallVector<int> srcDims, destDims(dest.getRank(), -1);
-  for (int64_t d = 0; d < dest.getRank(); ++d) {
-    if (dropped.test(d))
-      continue;
-    int factor = -1;
-    if (!rankReducing && isWholeDim(op, d, dest.getDimSize(d))) {
-      factor = rule.factors.size();
-      rule.factors.emplace_back();
-    }
-    destDims[d] = factor;
-    srcDims.push_back(factor);
-  }
-  rule.slotDims.push_back(srcDims);
-  rule.slotDims.push_back(destDims);
-  for (unsigned i = 2; i < rule.numOperands; ++i)
-    rule.slotDims.push_back(std::nullopt);
-  rule.slotDims.push_back(destDims);
-  rule.initOf.assign(rule.numOperands, -1);
-  rule.resultReduce.assign(1, std::nullopt);
-  if (!rankReducing)
-    rule.alts.push_back({{0, 1}, kLinearKinds});
-  return rule;
-}
-
-static OpRule concatRule(tensor::ConcatOp op) {
-  int64_t rank = op.getResultType().getRank();
-  OpRule rule = identityDimsRule(op, rank);
-  for (auto &dims : rule.slotDims)
-    if (dims)
-      (*dims)[op.getDim()] = -1;
-  PartialAlt alt{{}, kLinearKinds};
-  for (unsigned i = 0; i < rule.numOperands; ++i)
-    alt.operands.push_back(i);
-  rule.alts.push_back(alt);
-  return rule;
-}
-
-static OpRule padRule(tensor::PadOp op) {
-  int64_t rank = op.getResultType().getRank();
-  OpRule rule = identityDimsRule(op, rank);
-  for (int64_t d = 0; d < rank; ++d)
-    if (op.getStaticLow()[d] != 0 || op.getStaticHigh()[d] != 0)
-      for (auto &dims : rule.slotDims)
-        if (dims)
-          (*dims)[d] = -1;
-  if (Value pad = op.getConstantPaddingValue())
-    if (identityKind(pad) == ReduceKind::Sum)
-      rule.alts.push_back({{0}, kLinearKinds});
-  return rule;
-}
-
-/// Classifies `op` and builds its rule.
-static OpKind classify(Operation *op, OpRule &rule) {
+/// Classifies `op` and looks up its rule.
+static OpKind classify(Operation *op, std::optional<ShardingRule> &rule) {
   if (isa<func::ReturnOp>(op))
     return OpKind::Return;
   if (isa<::spmd::ConstrainOp>(op))
     return OpKind::Constrain;
-  bool touchesTensors = llvm::any_of(op->getOperands(), isRankedTensor) ||
-                        llvm::any_of(op->getResults(), isRankedTensor);
-  if (!touchesTensors)
+  if (!llvm::any_of(op->getOperands(), isRankedTensor) &&
+      !llvm::any_of(op->getResults(), isRankedTensor))
     return OpKind::Skip;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    if (!linalgOp.hasPureTensorSemantics())
-      return OpKind::NoRule;
-    rule = linalgRule(linalgOp);
-    return OpKind::Rule;
-  }
-  if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
-    rule = identityDimsRule(op, empty.getType().getRank());
-    rule.alts.push_back(
-        {{},
-         {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min}});
-    return OpKind::Rule;
-  }
-  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-    // Reads only the shape: any layout that does not split the queried dim.
-    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
-    std::optional<int64_t> index = dim.getConstantIndex();
-    if (!type || !index || *index < 0 || *index >= type.getRank())
-      return OpKind::NoRule;
-    rule = identityDimsRule(op, type.getRank());
-    (*rule.slotDims[0])[*index] = -1;
-    rule.alts.push_back(
-        {{0},
-         {ReduceKind::Sum, ReduceKind::Avg, ReduceKind::Max, ReduceKind::Min}});
-    return OpKind::Rule;
-  }
-  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
-    auto src = dyn_cast<RankedTensorType>(cast.getSource().getType());
-    auto dst = dyn_cast<RankedTensorType>(cast.getType());
-    if (!src || !dst || src.getRank() != dst.getRank())
-      return OpKind::NoRule;
-    rule = identityDimsRule(op, src.getRank());
-    rule.alts.push_back({{0}, kLinearKinds});
-    return OpKind::Rule;
-  }
-  if (isa<arith::ConstantOp, tensor::SplatOp, tensor::FromElementsOp>(op) &&
-      op->getNumResults() == 1) {
-    rule = identityDimsRule(op, 0);
-    rule.slotDims.back() = SmallVector<int>(
-        cast<RankedTensorType>(op->getResult(0).getType()).getRank(), -1);
-    return OpKind::Rule;
-  }
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    rule = reshapeRule(op, expand.getSrcType(), expand.getResultType(),
-                       expand.getReassociationIndices(), true);
-    return OpKind::Rule;
-  }
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    rule = reshapeRule(op, collapse.getResultType(), collapse.getSrcType(),
-                       collapse.getReassociationIndices(), false);
-    return OpKind::Rule;
-  }
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    rule = extractSliceRule(slice);
-    return OpKind::Rule;
-  }
-  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    rule = insertSliceRule(insert);
-    return OpKind::Rule;
-  }
-  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
-    rule = concatRule(concat);
-    return OpKind::Rule;
-  }
-  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
-    rule = padRule(pad);
-    return OpKind::Rule;
-  }
-  if (op->getNumRegions() == 0 && OpTrait::hasElementwiseMappableTraits(op)) {
-    if (std::optional<OpRule> r = elementwiseRule(op)) {
-      rule = std::move(*r);
-      return OpKind::Rule;
-    }
-  }
-  return OpKind::NoRule;
-}
-
-//===----------------------------------------------------------------------===//
-// Choices and costs
-//===----------------------------------------------------------------------===//
-
-/// One placement per mesh axis, unknown until set.
-using PartialLayout = SmallVector<std::optional<Placement>, 4>;
-
-struct AxisChoice {
-  enum class Kind { None, Shard, Partial } kind = Kind::None;
-  int factor = -1;
-  int alt = -1;
-  ReduceKind reduce = ReduceKind::Sum;
-
-  bool operator==(const AxisChoice &o) const {
-    return kind == o.kind && factor == o.factor && alt == o.alt &&
-           (kind != Kind::Partial || reduce == o.reduce);
-  }
-};
-
-/// The placement `choice` gives slot `slot` of an op with `rule`.
-static Placement required(const OpRule &rule, unsigned slot,
-                          const AxisChoice &choice) {
-  switch (choice.kind) {
-  case AxisChoice::Kind::None:
-    return Placement::replicate();
-  case AxisChoice::Kind::Shard: {
-    const SmallVector<int> &dims = *rule.slotDims[slot];
-    for (auto [d, f] : llvm::enumerate(dims))
-      if (f == choice.factor)
-        return Placement::shard(d);
-    if (rule.factors[choice.factor].kind == Factor::Kind::Reduction) {
-      int result = rule.isResult(slot) ? int(slot - rule.numOperands)
-                                       : rule.initOf[slot];
-      if (result >= 0 && rule.resultReduce[result])
-        return Placement::partial(*rule.resultReduce[result]);
-    }
-    return Placement::replicate();
-  }
-  case AxisChoice::Kind::Partial:
-    if (rule.isResult(slot) ||
-        llvm::is_contained(rule.alts[choice.alt].operands, slot))
-      return Placement::partial(choice.reduce);
-    return Placement::replicate();
-  }
-  llvm_unreachable("unknown choice");
-}
-
-/// Global size of a tensor in bytes (dynamic dims count as 1024).
-static double globalBytes(Type type) {
-  auto tensor = cast<RankedTensorType>(type);
-  double n = 1;
-  for (int64_t d : tensor.getShape())
-    n *= ShapedType::isDynamic(d) ? 1024.0 : double(d);
-  Type elem = tensor.getElementType();
-  unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
-  return n * std::max(1u, bits / 8);
-}
-
-/// Bytes a reshard of operand / result `v` would move; 0 (free, and left out
-/// of the cost) for an operand made by tensor.empty, which has no contents.
-static double movedBytes(Value v, bool isResult) {
-  if (!isResult && v.getDefiningOp<tensor::EmptyOp>())
-    return 0;
-  return globalBytes(v.getType());
-}
-
-/// Does splitting `factor` over `axes` (mesh order) keep reshape chunk
-/// boundaries? Compares every device's range of both dims.
-static bool reshapeSplitOk(const Factor &f, const Mesh &mesh,
-                           ArrayRef<int64_t> axes) {
-  std::vector<int64_t> splits;
-  for (int64_t a : axes)
-    splits.push_back(mesh.axisSizes[a]);
-  std::vector<int64_t> indices(splits.size(), 0);
-  while (true) {
-    ::spmd::Range whole = ::spmd::nestedChunkRange(f.size, splits, indices);
-    ::spmd::Range outer =
-        ::spmd::nestedChunkRange(f.outerSize, splits, indices);
-    if (whole.offset != outer.offset * f.innerSize ||
-        whole.size != outer.size * f.innerSize)
-      return false;
-    size_t i = indices.size();
-    while (i > 0 && ++indices[i - 1] == splits[i - 1])
-      indices[--i] = 0;
-    if (i == 0)
-      return true;
-  }
+  rule = ::spmd::getShardingRule(op);
+  return rule ? OpKind::Rule : OpKind::NoRule;
 }
 
 /// The state of one function's propagation.
@@ -825,10 +174,10 @@ private:
     auto it = kinds.find(op);
     if (it != kinds.end())
       return it->second;
-    OpRule rule;
+    std::optional<ShardingRule> rule;
     OpKind kind = classify(op, rule);
     if (kind == OpKind::Rule)
-      rules[op] = std::move(rule);
+      rules[op] = std::move(*rule);
     kinds[op] = kind;
     return kind;
   }
@@ -857,15 +206,6 @@ private:
                : op->getResult(slot - op->getNumOperands());
   }
 
-  /// The choice per mesh axis for `op`, from `known` (one entry per slot,
-  /// null for non-tensor slots).
-  SmallVector<AxisChoice> decide(const OpRule &rule,
-                                 ArrayRef<const PartialLayout *> known,
-                                 ArrayRef<double> bytes, ArrayRef<bool> pinned,
-                                 ArrayRef<unsigned> users,
-                                 ArrayRef<Type> slotTypes,
-                                 double *totalCost = nullptr);
-
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
   /// With `force` false, a choice that communicates is deferred (see run()).
   void visit(Operation *op, bool force = false);
@@ -893,7 +233,7 @@ private:
   CommCostParams costParams;
   DenseMap<Value, PartialLayout> layouts;
   DenseMap<Operation *, OpKind> kinds;
-  DenseMap<Operation *, OpRule> rules;
+  DenseMap<Operation *, ShardingRule> rules;
   /// Layouts given by `spmd.layout` op attributes before the pass.
   DenseMap<Value, Layout> userResultLayouts;
   std::deque<Operation *> worklist;
@@ -915,109 +255,6 @@ private:
   DenseMap<Value, Layout> actual;
   DenseMap<std::pair<Value, Attribute>, Value> constrainCache;
 };
-
-SmallVector<AxisChoice> FunctionPropagation::decide(
-    const OpRule &rule, ArrayRef<const PartialLayout *> known,
-    ArrayRef<double> bytes, ArrayRef<bool> pinned, ArrayRef<unsigned> users,
-    ArrayRef<Type> slotTypes, double *totalCost) {
-  SmallVector<AxisChoice> choices;
-  if (totalCost)
-    *totalCost = 0;
-  for (int64_t a = 0; a < mesh.rank(); ++a) {
-    // Axes already splitting each factor (for reshape boundaries).
-    auto splitOk = [&](int f) {
-      const Factor &factor = rule.factors[f];
-      if (factor.kind == Factor::Kind::Opaque)
-        return false;
-      if (!factor.reshape)
-        return true;
-      SmallVector<int64_t> axes;
-      for (auto [b, c] : llvm::enumerate(choices))
-        if (c.kind == AxisChoice::Kind::Shard && c.factor == f)
-          axes.push_back(b);
-      axes.push_back(a);
-      return reshapeSplitOk(factor, mesh, axes);
-    };
-    SmallVector<AxisChoice> candidates;
-    auto add = [&](AxisChoice c) {
-      if (!llvm::is_contained(candidates, c))
-        candidates.push_back(c);
-    };
-    for (unsigned s = 0; s < known.size(); ++s) {
-      if (!known[s] || !(*known[s])[a])
-        continue;
-      const Placement &p = *(*known[s])[a];
-      const SmallVector<int> &dims = *rule.slotDims[s];
-      if (p.isShard() && p.dim < int64_t(dims.size()) && dims[p.dim] >= 0 &&
-          splitOk(dims[p.dim]))
-        add({AxisChoice::Kind::Shard, dims[p.dim], -1, ReduceKind::Sum});
-      if (p.isPartial())
-        for (auto [i, alt] : llvm::enumerate(rule.alts))
-          if (llvm::is_contained(alt.kinds, p.reduce) &&
-              (rule.isResult(s) || llvm::is_contained(alt.operands, s)))
-            add({AxisChoice::Kind::Partial, -1, int(i), p.reduce});
-    }
-    add({});
-    // Cost of each candidate: operands known -> needed, results made ->
-    // known. Bytes are as the group of this axis sees the value.
-    double bestCost = 0;
-    int best = -1;
-    for (auto [i, c] : llvm::enumerate(candidates)) {
-      double cost = 0;
-      for (unsigned s = 0; s < known.size(); ++s) {
-        if (!known[s])
-          continue;
-        double groupBytes = bytes[s];
-        for (int64_t b = 0; b < mesh.rank(); ++b)
-          if (b != a && (*known[s])[b] && (*known[s])[b]->isShard())
-            groupBytes /= double(mesh.axisSizes[b]);
-        Placement need = required(rule, s, c);
-        if (!(*known[s])[a]) {
-          // Look ahead: a result made partial will have to be reduced
-          // somewhere downstream (unless a consumer absorbs it, which the
-          // consumer's own choice will weigh again). Charge that reduction
-          // now so that a partial moves on only while it stays no more
-          // expensive to reduce than the operand it came from.
-          // A dynamic result's size is a guess: no lookahead there.
-          if (rule.isResult(s) && need.isPartial() && bytes[s] != 0 &&
-              cast<RankedTensorType>(slotTypes[s]).hasStaticShape())
-            cost += ::spmd::axisReshardCost(need, Placement::replicate(),
-                                            mesh.axisSizes[a], groupBytes,
-                                            costParams);
-          continue;
-        }
-        Placement have = *(*known[s])[a];
-        // A result layout the user wrote on the op is a requirement.
-        if (pinned[s] && have != need)
-          cost += kPinnedMismatchCost;
-        if (bytes[s] == 0)
-          continue;
-        if (rule.isResult(s)) {
-          cost += ::spmd::axisReshardCost(need, have, mesh.axisSizes[a],
-                                          groupBytes, costParams);
-          continue;
-        }
-        double c = ::spmd::axisReshardCost(have, need, mesh.axisSizes[a],
-                                           groupBytes, costParams);
-        // Reducing a partial operand is one collective however many ops use
-        // the reduced value (the constrain is shared): this use pays its
-        // share. Keeping the partial instead multiplies reductions by the
-        // fan-out, which the per-result lookahead above charges.
-        if (have.isPartial() && !need.isPartial() && users[s] > 1)
-          c /= double(users[s]);
-        cost += c;
-      }
-      if (best < 0 || cost < bestCost * (1 - 1e-9)) {
-        best = i;
-        bestCost = cost;
-      }
-    }
-    choices.push_back(candidates[best]);
-    if (totalCost)
-      *totalCost += bestCost;
-  }
-  return choices;
-}
 
 void FunctionPropagation::enqueue(Operation *op) {
   if (queued.insert(op).second)
@@ -1088,7 +325,7 @@ void FunctionPropagation::visit(Operation *op, bool force) {
   case OpKind::Rule:
     break;
   }
-  const OpRule &rule = rules[op];
+  const ShardingRule &rule = rules[op];
   unsigned numSlots = op->getNumOperands() + op->getNumResults();
   // Copies: state() may grow the map and move its entries.
   SmallVector<PartialLayout> storage(numSlots);
@@ -1110,8 +347,8 @@ void FunctionPropagation::visit(Operation *op, bool force) {
     }
   }
   double cost = 0;
-  SmallVector<AxisChoice> choices =
-      decide(rule, known, bytes, pinned, users, types, &cost);
+  SmallVector<AxisChoice> choices = decide(
+      rule, mesh, costParams, {known, bytes, pinned, users, types}, &cost);
   if (!force && cost > 0) {
     // The choice communicates: defer it while free propagation remains, so
     // that the layouts it would fill can still come from a choice that
@@ -1299,7 +536,7 @@ LogicalResult FunctionPropagation::materialize() {
           actual[r] = Layout::replicated(mesh.rank());
       break;
     case OpKind::Rule: {
-      const OpRule &rule = rules[op];
+      const ShardingRule &rule = rules[op];
       unsigned numSlots = op->getNumOperands() + op->getNumResults();
       SmallVector<PartialLayout> storage(numSlots);
       SmallVector<const PartialLayout *> known(numSlots, nullptr);
@@ -1326,7 +563,7 @@ LogicalResult FunctionPropagation::materialize() {
         known[s] = &storage[s];
       }
       SmallVector<AxisChoice> choices =
-          decide(rule, known, bytes, pinned, users, types);
+          decide(rule, mesh, costParams, {known, bytes, pinned, users, types});
       auto requiredLayout = [&](unsigned s) {
         Layout l = Layout::replicated(mesh.rank());
         for (int64_t a = 0; a < mesh.rank(); ++a)
@@ -1468,6 +705,11 @@ collectMeshes(func::FuncOp fn,
 struct SPMDPropagatePass
     : public ::spmd::impl::SPMDPropagateBase<SPMDPropagatePass> {
   using SPMDPropagateBase::SPMDPropagateBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    SPMDPropagateBase::getDependentDialects(registry);
+    ::spmd::registerShardingRuleExternalModels(registry);
+  }
 
   void runOnOperation() override {
     bool failed = false;

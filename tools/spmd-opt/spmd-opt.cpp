@@ -8,6 +8,8 @@
 
 #include "dialects/spmd/SPMDOps.h"
 #include "passes/Passes.h"
+#include "rules/Passes.h"
+#include "rules/ShardingRuleOpInterface.h"
 #include "targets/cuda/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -21,8 +23,10 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<spmd::SPMDDialect>();
+  spmd::registerShardingRuleExternalModels(registry);
   mlir::registerAllPasses();
   spmd::registerAllSPMDPasses();
+  spmd::registerRulesPasses();
   spmd::registerCudaPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spmd optimizer driver: SPMD layouts and partitioning\n",

@@ -1,0 +1,70 @@
+//===- PropagateChoice.h - spmd-propagate's choices and costs ---*- C++ -*-===//
+//
+// Internal to spmd-propagate (see Propagate.cpp): what an op does on one
+// mesh axis given its sharding rule, and which choice is cheapest given
+// what is known of its operands' and results' layouts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PASSES_PROPAGATION_PROPAGATECHOICE_H
+#define SPMD_PASSES_PROPAGATION_PROPAGATECHOICE_H
+
+#include "core/CostModel.h"
+#include "rules/ShardingRule.h"
+
+#include "mlir/IR/Types.h"
+#include "mlir/IR/Value.h"
+
+namespace spmd::propagation {
+
+/// One placement per mesh axis, unknown until set.
+using PartialLayout = llvm::SmallVector<std::optional<Placement>, 4>;
+
+/// What an op does on one mesh axis: nothing split (every slot R), split one
+/// factor, or compute partial terms through one of the rule's alternatives.
+struct AxisChoice {
+  enum class Kind { None, Shard, Partial } kind = Kind::None;
+  int factor = -1;
+  int alt = -1;
+  ReduceKind reduce = ReduceKind::Sum;
+
+  bool operator==(const AxisChoice &o) const {
+    return kind == o.kind && factor == o.factor && alt == o.alt &&
+           (kind != Kind::Partial || reduce == o.reduce);
+  }
+};
+
+/// The placement `choice` gives slot `slot` of an op with `rule`.
+Placement required(const ShardingRule &rule, unsigned slot,
+                   const AxisChoice &choice);
+
+/// Bytes a reshard of operand / result `v` would move; 0 (free, and left out
+/// of the cost) for an operand made by tensor.empty, which has no contents.
+double movedBytes(mlir::Value v, bool isResult);
+
+/// The inputs of a decision, one entry per slot of the op.
+struct SlotInfo {
+  /// Known placements (null for slots that are not ranked tensors).
+  llvm::ArrayRef<const PartialLayout *> known;
+  /// movedBytes() of each slot.
+  llvm::ArrayRef<double> bytes;
+  /// Results whose layout the user wrote on the op.
+  llvm::ArrayRef<bool> pinned;
+  /// Number of users sharing the reduction of a partial operand.
+  llvm::ArrayRef<unsigned> users;
+  llvm::ArrayRef<mlir::Type> types;
+};
+
+/// The cheapest choice per mesh axis for an op with `rule`: candidates are
+/// the choices implied by known placements (Shard of the factor of each
+/// S(d), Partial alternatives for each P) plus None, costed with
+/// CostModel.h (ties: the first, None last). `totalCost`, if given, gets
+/// the sum of the chosen costs.
+llvm::SmallVector<AxisChoice> decide(const ShardingRule &rule, const Mesh &mesh,
+                                     const CommCostParams &params,
+                                     const SlotInfo &slots,
+                                     double *totalCost = nullptr);
+
+} // namespace spmd::propagation
+
+#endif // SPMD_PASSES_PROPAGATION_PROPAGATECHOICE_H
