@@ -1,0 +1,73 @@
+//===- RankSteps.h - One rank's steps of a plan on a backend ----*- C++ -*-===//
+//
+// One rank runs a plan's steps on its backend: the CPU executor over the
+// host blocks (CpuSteps here), or the GPU executor over device copies of
+// them (runtime/cuda/DeviceSteps.h). runSteps drives either for --steps K,
+// feeding results back to arguments between steps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_RANKSTEPS_H
+#define SPMD_RUNTIME_RANKSTEPS_H
+
+#include "runtime/Executor.h"
+#include "runtime/Plan.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace spmd::plan {
+
+/// Errors are messages, "" on success (as the executors').
+class RankSteps {
+public:
+  virtual ~RankSteps() = default;
+  virtual std::string run() = 0;
+  /// Results 0..count-1 become arguments 0..count-1.
+  virtual std::string feed(size_t count) = 0;
+  /// Appends every result's local block and shape.
+  virtual std::string results(std::vector<std::vector<char>> &data,
+                              std::vector<Shape> &shapes) = 0;
+  /// Fault injection for tests: the next run fails before `step`.
+  virtual void failBeforeStep(int64_t step) = 0;
+  /// What the backend has to say about the last step ("" for the CPU).
+  virtual std::string report() const { return ""; }
+};
+
+/// The CPU executor over `blocks`, which it updates in place.
+class CpuSteps final : public RankSteps {
+public:
+  CpuSteps(const Schedule &schedule, std::vector<KernelFn> kernels,
+           Collectives *comm, std::vector<std::vector<char>> &blocks,
+           const std::vector<Shape> &shapes);
+  std::string run() override;
+  std::string feed(size_t count) override;
+  std::string results(std::vector<std::vector<char>> &data,
+                      std::vector<Shape> &shapes) override;
+  void failBeforeStep(int64_t step) override { executor.failBeforeStep(step); }
+
+private:
+  Executor executor;
+  const Schedule &schedule;
+  std::vector<Shape> shapes;
+  std::vector<void *> args;
+};
+
+/// How many results feed arguments between steps: result i feeds argument
+/// i for the longest prefix of pairs with the same element type, global
+/// shape and layout (a training step exported with its updated state
+/// first); the first pair that differs ends the feeding.
+size_t feedablePrefix(const Schedule &schedule);
+
+/// Runs `steps` steps, feeding results 0..fed-1 back between them and
+/// calling `progress(s)` after step s of 1..steps-1. `secondsPerStep` is
+/// the mean time of a step. An error message or "".
+std::string runSteps(RankSteps &rank, int64_t steps, size_t fed,
+                     const std::function<void(int64_t step)> &progress,
+                     double &secondsPerStep);
+
+} // namespace spmd::plan
+
+#endif // SPMD_RUNTIME_RANKSTEPS_H
