@@ -2,6 +2,8 @@
 
 #include "runtime/Plan.h"
 
+#include "core/Checked.h"
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -67,8 +69,8 @@ std::string Schedule::validate() const {
                std::to_string(args.size());
       const TensorInfo &arg = args[ref.index];
       // The argument's own type, or a static view (reshape) of a static one.
-      bool view = ref.isStatic() &&
-                  numElements(ref.shape) == numElements(arg.localShape);
+      std::optional<int64_t> count = checkedProduct(ref.shape);
+      bool view = count && count == checkedProduct(arg.localShape);
       for (int64_t d : arg.localShape)
         view = view && d >= 0;
       if (arg.type != ref.type || (arg.localShape != ref.shape && !view))
@@ -91,7 +93,10 @@ std::string Schedule::validate() const {
     }
     if (!ref.isStatic())
       return what + " arena buffer " + refStr(ref) + " has a dynamic shape";
-    if (ref.index < 0 || ref.index + ref.bytes() > arenaBytes)
+    // Untrusted plan file: neither the size nor the end may wrap.
+    std::optional<int64_t> bytes =
+        checkedProduct(ref.shape, static_cast<int64_t>(dtypeSize(ref.type)));
+    if (!bytes || !fitsWithin(ref.index, *bytes, arenaBytes))
       return what + " buffer " + refStr(ref) + " lies outside the arena of " +
              std::to_string(arenaBytes) + " bytes";
     return std::string();
