@@ -2,6 +2,8 @@
 
 #include "core/Layout.h"
 
+#include "core/Checked.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cctype>
@@ -154,6 +156,15 @@ std::string Mesh::validate() const {
       return "mesh axis '" + axisNames[i] + "' has non-positive size " +
              std::to_string(axisSizes[i]);
   }
+  // Every component enumerates the devices (the partitioner, the runtime's
+  // ranks): a bigger mesh would hang or overflow its int64 device numbers.
+  std::optional<int64_t> devices = checkedProduct(axisSizes);
+  if (!devices || *devices > kMaxMeshDevices)
+    return "mesh has " +
+           (devices ? std::to_string(*devices) + " devices"
+                    : std::string("a device count that overflows int64")) +
+           ", more than the supported 2^20 (" +
+           std::to_string(kMaxMeshDevices) + ")";
   return {};
 }
 

@@ -57,6 +57,9 @@ struct Placement {
   static std::optional<Placement> parse(std::string_view text);
 };
 
+/// The most devices a mesh may have: every component enumerates them.
+constexpr int64_t kMaxMeshDevices = int64_t(1) << 20;
+
 /// A named N-D device mesh. Ranks are numbered row-major over the axes.
 struct Mesh {
   std::vector<std::string> axisNames;
@@ -75,8 +78,9 @@ struct Mesh {
                              const std::vector<int64_t> &axes) const;
   int64_t groupIndex(int64_t device, const std::vector<int64_t> &axes) const;
   int64_t groupSize(const std::vector<int64_t> &axes) const;
-  /// Checks names are unique and non-empty and sizes positive; returns an
-  /// error message or an empty string.
+  /// Checks names are unique and non-empty, sizes positive and the device
+  /// count at most kMaxMeshDevices; returns an error message or an empty
+  /// string.
   std::string validate() const;
 };
 

@@ -47,8 +47,17 @@ std::string Executor::run(const std::vector<void *> &args,
                                   static_cast<int64_t>(kArenaAlignment));
       !err.empty())
     return err;
-  if (dynamicArena.size() < static_cast<size_t>(rank.heapBytes()))
+  // A failed allocation is an error, not a null arena or an abort.
+  if (!arena)
+    return "cannot allocate the arena of " +
+           std::to_string(schedule.arenaBytes) + " bytes";
+  if (dynamicArena.size() < static_cast<size_t>(rank.heapBytes())) {
+    if (std::string err =
+            checkMemory(rank.heapBytes(), "the runtime-sized buffers");
+        !err.empty())
+      return err;
     dynamicArena.resize(static_cast<size_t>(rank.heapBytes()));
+  }
   prepareKernelCalls(args);
   for (size_t i = 0; i < schedule.steps.size(); ++i) {
     const Step &step = schedule.steps[i];

@@ -2,6 +2,9 @@
 
 #include "runtime/Npy.h"
 
+#include "core/Checked.h"
+#include "runtime/Memory.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -222,12 +225,13 @@ Status parseNpy(const std::string &name, const char *bytes, size_t size,
   if (fortran)
     return fileError(name, "Fortran-order arrays are not supported (save a "
                            "C-contiguous array)");
-  size_t need = dtypeSize(*dtype);
-  for (int64_t d : shape) {
-    if (d != 0 && need > SIZE_MAX / static_cast<size_t>(d))
-      return fileError(name, "shape " + shapeStr(shape) + " is too large");
-    need *= static_cast<size_t>(d);
-  }
+  // Callers count elements and bytes in int64: both must fit.
+  std::optional<int64_t> bytesNeeded =
+      checkedProduct(shape, static_cast<int64_t>(dtypeSize(*dtype)));
+  if (!bytesNeeded)
+    return fileError(name, "shape " + shapeStr(shape) +
+                               " is too large: its byte size overflows int64");
+  size_t need = static_cast<size_t>(*bytesNeeded);
   size_t have = size - dataStart;
   if (have < need)
     return fileError(name, "truncated data: shape " + shapeStr(shape) + " of " +
@@ -253,17 +257,15 @@ Status readNpy(const std::string &path, NpyArray &array) {
     return fileError(path, std::string("cannot stat: ") + std::strerror(errno));
   if (S_ISDIR(info.st_mode))
     return fileError(path, "is a directory, not a .npy file");
-  std::vector<char> bytes;
-  if (S_ISREG(info.st_mode)) {
-    // One read of the whole file: inputs can be large.
-    bytes.resize(static_cast<size_t>(info.st_size));
-    bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f.get()));
-  } else { // a pipe or device: read until the end
-    char buf[1 << 16];
-    size_t got;
-    while ((got = std::fread(buf, 1, sizeof(buf), f.get())) > 0)
-      bytes.insert(bytes.end(), buf, buf + got);
-  }
+  // A device or pipe may never end (/dev/zero): only regular files, whose
+  // size is known before reading.
+  if (!S_ISREG(info.st_mode))
+    return fileError(path, "is not a regular file (a device, pipe or socket)");
+  if (std::string err = checkMemory(info.st_size, "its contents"); !err.empty())
+    return fileError(path, err);
+  // One read of the whole file: inputs can be large.
+  std::vector<char> bytes(static_cast<size_t>(info.st_size));
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f.get()));
   if (std::ferror(f.get()))
     return fileError(path, std::string("read error: ") + std::strerror(errno));
   return parseNpy(path, bytes.data(), bytes.size(), array);

@@ -2,6 +2,9 @@
 
 #include "runtime/Plan.h"
 
+#include "core/Checked.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -67,8 +70,8 @@ std::string Schedule::validate() const {
                std::to_string(args.size());
       const TensorInfo &arg = args[ref.index];
       // The argument's own type, or a static view (reshape) of a static one.
-      bool view = ref.isStatic() &&
-                  numElements(ref.shape) == numElements(arg.localShape);
+      std::optional<int64_t> count = checkedProduct(ref.shape);
+      bool view = count && count == checkedProduct(arg.localShape);
       for (int64_t d : arg.localShape)
         view = view && d >= 0;
       if (arg.type != ref.type || (arg.localShape != ref.shape && !view))
@@ -91,7 +94,10 @@ std::string Schedule::validate() const {
     }
     if (!ref.isStatic())
       return what + " arena buffer " + refStr(ref) + " has a dynamic shape";
-    if (ref.index < 0 || ref.index + ref.bytes() > arenaBytes)
+    // Untrusted plan file: neither the size nor the end may wrap.
+    std::optional<int64_t> bytes =
+        checkedProduct(ref.shape, static_cast<int64_t>(dtypeSize(ref.type)));
+    if (!bytes || !fitsWithin(ref.index, *bytes, arenaBytes))
       return what + " buffer " + refStr(ref) + " lies outside the arena of " +
              std::to_string(arenaBytes) + " bytes";
     return std::string();
@@ -186,4 +192,38 @@ std::string Schedule::str() const {
        << (total.second < 0 ? std::string("?") : std::to_string(total.second))
        << " input bytes\n";
   return os.str();
+}
+
+std::string plan::checkRunResources(const Schedule &schedule,
+                                    bool ranksAsThreads, int64_t available) {
+  int64_t numRanks = schedule.mesh.numDevices();
+  if (ranksAsThreads && numRanks > kMaxThreadRanks)
+    return "the mesh has " + std::to_string(numRanks) +
+           " devices; one process runs at most " +
+           std::to_string(kMaxThreadRanks) + " ranks as threads";
+  // Dynamic dims count as 0: their size is known only from the inputs.
+  auto bytesOf = [](const Shape &shape, DType type) -> std::optional<int64_t> {
+    Shape known = shape;
+    for (int64_t &d : known)
+      d = std::max<int64_t>(d, 0);
+    return checkedProduct(known, static_cast<int64_t>(dtypeSize(type)));
+  };
+  // nullopt once any term or sum overflows.
+  std::optional<int64_t> total = 0;
+  auto add = [&](std::optional<int64_t> n, int64_t times) {
+    if (total && n)
+      if (std::optional<int64_t> bytes = checkedMul(*n, times))
+        return void(total = checkedAdd(*total, *bytes));
+    total = std::nullopt;
+  };
+  add(schedule.arenaBytes, ranksAsThreads ? numRanks : 1);
+  for (const TensorInfo &arg : schedule.args) {
+    std::optional<int64_t> local = bytesOf(arg.localShape, arg.type);
+    add(local, numRanks);
+    add(arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local, 1);
+  }
+  return checkMemory(total.value_or(-1),
+                     "the arguments and arenas of " + std::to_string(numRanks) +
+                         (numRanks == 1 ? " rank" : " ranks"),
+                     available);
 }

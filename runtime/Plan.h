@@ -11,8 +11,9 @@
 #ifndef SPMD_RUNTIME_PLAN_H
 #define SPMD_RUNTIME_PLAN_H
 
-#include "runtime/DType.h"
 #include "core/Layout.h"
+#include "runtime/DType.h"
+#include "runtime/Memory.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -123,6 +124,18 @@ struct Schedule {
   /// One line per step, for --print-plan and tests.
   std::string str() const;
 };
+
+/// The most ranks one process runs as threads (spmd-run's in-process and
+/// NCCL runs): a thread each, with its stack and communicator state.
+constexpr int64_t kMaxThreadRanks = 4096;
+
+/// Checks that one process can run `schedule` on every device of its mesh
+/// before anything is allocated: at most kMaxThreadRanks ranks when they
+/// are threads, and the arguments (global, plus every rank's local block)
+/// and the arenas of the ranks held here within `available` bytes. Returns
+/// an error message or "".
+std::string checkRunResources(const Schedule &schedule, bool ranksAsThreads,
+                              int64_t available = physicalMemoryBytes());
 
 } // namespace spmd::plan
 

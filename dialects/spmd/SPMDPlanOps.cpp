@@ -2,6 +2,8 @@
 
 #include "dialects/spmd/SPMDPlanOps.h"
 
+#include "core/Checked.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -55,12 +57,13 @@ LogicalResult spmd::verifyPlanAttribute(Operation *op, NamedAttribute attr) {
   return op->emitError() << "unknown spmd attribute '" << name << "'";
 }
 
-/// Bytes of a memref with static shape, or nullopt.
+/// Bytes of a memref with static shape; nullopt when dynamic or when the
+/// size overflows int64.
 static std::optional<int64_t> staticBytes(MemRefType type) {
   if (!type.hasStaticShape())
     return std::nullopt;
   unsigned bits = type.getElementTypeBitWidth();
-  return type.getNumElements() * static_cast<int64_t>((bits + 7) / 8);
+  return checkedProduct(type.getShape(), static_cast<int64_t>((bits + 7) / 8));
 }
 
 LogicalResult PlanBufferOp::verify() {
@@ -75,15 +78,25 @@ LogicalResult PlanBufferOp::verify() {
   int64_t offset = getOffsetAttr().getInt(), bytes = getBytesAttr().getInt();
   if (offset < 0 || bytes < 0)
     return emitOpError() << "offset and bytes must not be negative";
-  if (std::optional<int64_t> need = staticBytes(type); need && *need > bytes)
+  std::optional<int64_t> need = staticBytes(type);
+  if (type.hasStaticShape() && !need)
+    return emitOpError() << "has a byte size that overflows int64";
+  if (need && *need > bytes)
     return emitOpError() << "reserves " << bytes << " bytes for a " << type
                          << " of " << *need << " bytes";
-  if (auto func = (*this)->getParentOfType<func::FuncOp>())
-    if (auto arena = func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName))
-      if (offset + bytes > arena.getInt())
+  if (auto func = (*this)->getParentOfType<func::FuncOp>()) {
+    if (auto arena = func->getAttrOfType<IntegerAttr>(kPlanArenaAttrName)) {
+      std::optional<int64_t> end = checkedAdd(offset, bytes);
+      if (!end)
         return emitOpError()
-               << "ends at byte " << offset + bytes << " beyond the arena of "
+               << "ends beyond the arena of " << arena.getInt()
+               << " bytes (offset " << offset << ", " << bytes << " bytes)";
+      if (*end > arena.getInt())
+        return emitOpError()
+               << "ends at byte " << *end << " beyond the arena of "
                << arena.getInt() << " bytes";
+    }
+  }
   return success();
 }
 

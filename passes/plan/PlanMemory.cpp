@@ -2,6 +2,8 @@
 
 #include "passes/plan/Passes.h"
 
+#include "core/Checked.h"
+
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,6 +17,10 @@ namespace spmd {
 using namespace mlir;
 
 namespace {
+/// Arena offsets and ends stay within 2^62 bytes, so that aligning them up
+/// (the alignment is a power of two in int64, at most 2^62) cannot overflow.
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 62;
+
 struct Interval {
   memref::AllocOp alloc;
   int64_t bytes = 0;
@@ -116,9 +122,14 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       }
       Interval interval;
       interval.alloc = alloc;
-      interval.bytes =
-          type.getNumElements() *
-          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8);
+      // A wrapped size would be a small buffer overlapping others.
+      std::optional<int64_t> bytes = spmd::checkedProduct(
+          type.getShape(),
+          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8));
+      if (!bytes)
+        return alloc.emitOpError()
+               << "allocates a " << type << " whose byte size overflows int64";
+      interval.bytes = *bytes;
       interval.first = interval.last = position[alloc];
       // Uses of the buffer and of its views (reshapes) keep it live.
       SmallVector<Value> values{alloc.getResult()};
@@ -159,10 +170,15 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       llvm::sort(taken);
       int64_t offset = 0;
       for (auto [lo, hi] : taken) {
-        if (offset + b->bytes <= lo)
+        if (b->bytes <= lo - offset)
           break;
         offset = std::max<int64_t>(offset, llvm::alignTo(hi, alignment));
       }
+      if (offset > kMaxArenaBytes - b->bytes)
+        return b->alloc.emitOpError()
+               << "needs " << b->bytes << " bytes at arena offset " << offset
+               << ", beyond the largest arena of " << kMaxArenaBytes
+               << " bytes";
       b->offset = offset;
       arena = std::max(arena, offset + b->bytes);
       placed.push_back(b);

@@ -203,6 +203,17 @@ TEST(Mesh, Validate) {
   EXPECT_NE(zero.validate().find("non-positive"), std::string::npos);
   Mesh none;
   EXPECT_NE(none.validate().find("no axes"), std::string::npos);
+  // 2^20 devices are fine; one more axis of 2 is too many, and sizes whose
+  // product wraps int64 are caught rather than enumerated.
+  EXPECT_EQ(mesh({1 << 10, 1 << 10}).validate(), "");
+  EXPECT_NE(mesh({1 << 10, 1 << 10, 2}).validate().find("2^20"),
+            std::string::npos);
+  EXPECT_NE(mesh({int64_t(1) << 40}).validate().find("1099511627776 devices"),
+            std::string::npos);
+  EXPECT_NE(mesh({int64_t(1) << 32, int64_t(1) << 32})
+                .validate()
+                .find("overflows int64"),
+            std::string::npos);
 }
 
 TEST(Placement, ParseAndPrint) {

@@ -216,6 +216,15 @@ TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
   s.steps = {copy};
   EXPECT_EQ(s.validate(), "step 0 (copy) buffer @16:f32[8] lies outside the "
                           "arena of 32 bytes");
+  // An end that overflows int64 wrapped negative and passed the check.
+  s.steps[0].operands[1].index = INT64_MAX;
+  EXPECT_EQ(s.validate(), "step 0 (copy) buffer @9223372036854775807:f32[8] "
+                          "lies outside the arena of 32 bytes");
+  // So did a byte size that wraps to 0.
+  s.steps[0].operands[1] = {
+      BufferRef::Where::Arena, 0, DType::F32, {int64_t(1) << 60, 4}};
+  EXPECT_EQ(s.validate(), "step 0 (copy) buffer @0:f32[1152921504606846976, "
+                          "4] lies outside the arena of 32 bytes");
 }
 
 TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {

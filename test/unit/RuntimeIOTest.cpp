@@ -2,6 +2,7 @@
 
 #include "runtime/BlockOps.h"
 #include "runtime/InProcessComm.h"
+#include "runtime/Memory.h"
 #include "runtime/Npy.h"
 #include "runtime/Sharding.h"
 
@@ -282,14 +283,29 @@ TEST_F(Npy, NumpyReadsOurFiles) {
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
+TEST(Memory, CheckMemory) {
+  EXPECT_EQ(checkMemory(1 << 20, "x", 1 << 30), "");
+  EXPECT_EQ(checkMemory(int64_t(40) << 30, "argument 0", int64_t(16) << 30),
+            "needs 40.0 GiB for argument 0, 16.0 GiB available");
+  EXPECT_EQ(checkMemory(-1, "the arena", int64_t(16) << 30),
+            "needs more than 2^63 bytes for the arena, 16.0 GiB available");
+  EXPECT_GT(physicalMemoryBytes(), 0);
+}
+
 TEST_F(Npy, ErrorsNameTheFileAndTheProblem) {
   std::string f4(24, '\0');
   EXPECT_EQ(readError("missing.npy"), "'" + path("missing.npy") +
                                           "': cannot open: No such file or "
                                           "directory");
   EXPECT_EQ(readError(""), "'" + dir + "/': is a directory, not a .npy file");
+  // Devices are not read: /dev/zero never ends.
   EXPECT_EQ(readNpy("/dev/null", *std::make_unique<NpyArray>()).message(),
-            "'/dev/null': not a .npy file (bad magic)");
+            "'/dev/null': is not a regular file (a device, pipe or socket)");
+  EXPECT_EQ(readNpy("/dev/zero", *std::make_unique<NpyArray>()).message(),
+            "'/dev/zero': is not a regular file (a device, pipe or socket)");
+  writeRaw("empty.npy", "");
+  EXPECT_EQ(readError("empty.npy"),
+            "'" + path("empty.npy") + "': not a .npy file (bad magic)");
   writeRaw("magic.npy", "PK\x03\x04 this is a zip");
   EXPECT_EQ(readError("magic.npy"),
             "'" + path("magic.npy") + "': not a .npy file (bad magic)");
@@ -325,6 +341,20 @@ TEST_F(Npy, ErrorsNameTheFileAndTheProblem) {
                            "'shape': (2, 3), }",
                            f4));
   EXPECT_NE(readError("dtype.npy").find("unsupported dtype '<c16'"),
+            std::string::npos);
+  // 2^62 x 4 bytes wrap int64 (and the old size_t check let 2^62 x 2 i8
+  // elements through, whose byte count overflows int64).
+  writeRaw("huge.npy", v1("{'descr': '<f4', 'fortran_order': False, "
+                          "'shape': (4611686018427387904, 4), }",
+                          f4));
+  EXPECT_EQ(readError("huge.npy"),
+            "'" + path("huge.npy") +
+                "': shape [4611686018427387904, 4] is too large: its byte "
+                "size overflows int64");
+  writeRaw("huge-i8.npy", v1("{'descr': '|i1', 'fortran_order': False, "
+                             "'shape': (4611686018427387904, 2), }",
+                             f4));
+  EXPECT_NE(readError("huge-i8.npy").find("overflows int64"),
             std::string::npos);
   writeRaw("fortran.npy", v1("{'descr': '<f4', 'fortran_order': True, "
                              "'shape': (2, 3), }",

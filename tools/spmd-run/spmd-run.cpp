@@ -415,6 +415,9 @@ int main(int argc, char **argv) {
   if (ranksOpt.getNumOccurrences() && ranksOpt != numRanks)
     die("--ranks " + std::to_string(ranksOpt) + " does not match the mesh of " +
         std::to_string(numRanks) + " devices");
+  if (std::string err = checkRunResources(schedule, commKind != "mpi");
+      !err.empty())
+    die(inputFile + ": " + err);
   if (printPlan)
     llvm::outs() << schedule.str();
   std::unique_ptr<CudaProgram> cudaProgram;

@@ -1,0 +1,27 @@
+//===- Memory.h - Allocations checked against this machine ------*- C++ -*-===//
+//
+// Sizes from plans and .npy files are untrusted: allocating one larger than
+// the machine's memory aborts (LLVM's new-handler: "out of memory") or, for
+// malloc, returns null. Checking first turns that into an error message.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_MEMORY_H
+#define SPMD_RUNTIME_MEMORY_H
+
+#include <cstdint>
+#include <string>
+
+namespace spmd {
+
+/// Physical memory of this machine in bytes (INT64_MAX if unknown).
+int64_t physicalMemoryBytes();
+
+/// "" when `bytes` (negative: overflowed) fits in `available` bytes, else
+/// "needs N GiB for WHAT, M GiB available".
+std::string checkMemory(int64_t bytes, const std::string &what,
+                        int64_t available = physicalMemoryBytes());
+
+} // namespace spmd
+
+#endif // SPMD_RUNTIME_MEMORY_H
