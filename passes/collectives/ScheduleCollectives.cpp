@@ -8,10 +8,11 @@
 //  * a collective of computed values goes right after the last of its
 //    operands is produced (a data-parallel gradient's all_reduce starts
 //    while the rest of the backward runs, instead of before the optimizer);
-//  * a collective of only function arguments (an FSDP parameter gather)
-//    is prefetched one ahead: it goes right before the first user of the
-//    previous such collective, so at most two gathered copies are alive
-//    rather than every parameter's at the top of the step.
+//  * a collective that needs only function arguments (an FSDP parameter
+//    gather, with the reshape feeding it) is prefetched one ahead: it goes
+//    right before the first user of the previous such collective, so at
+//    most two gathered copies are alive rather than every parameter's at
+//    the top of the step.
 //
 // Collectives keep their relative order where operands allow, and every
 // rank runs the same program, so every rank issues them in the same order.
@@ -24,6 +25,7 @@
 #include "dialects/spmd/SPMDDialect.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -72,10 +74,9 @@ void collectGroup(Block &block, Operation *op,
 /// op outside the group they need, keeping the group's order: the
 /// collective starts as soon as its data can, and a zero fill stays next
 /// to its user rather than rising to the constants at the top. Returns
-/// whether anything in the block precedes the group.
-bool hoist(Block &block, Operation *op) {
-  llvm::SetVector<Operation *> group;
-  collectGroup(block, op, group);
+/// false, moving nothing, if the group needs nothing of the block.
+bool hoist(Block &block, const llvm::SetVector<Operation *> &group,
+           ArrayRef<Operation *> ordered) {
   Operation *last = nullptr;
   for (Operation *member : group)
     for (Operation *def : producersIn(block, member))
@@ -83,9 +84,6 @@ bool hoist(Block &block, Operation *op) {
         last = def;
   if (!last)
     return false;
-  SmallVector<Operation *> ordered(group.begin(), group.end());
-  llvm::sort(ordered,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *member : ordered) {
     if (member != last->getNextNode())
       member->moveAfter(last);
@@ -110,8 +108,24 @@ Operation *firstUserIn(Block &block, Operation *op) {
 struct ScheduleCollectives
     : public spmd::impl::SPMDScheduleCollectivesBase<ScheduleCollectives> {
   void runOnOperation() override {
-    for (Block &block : getOperation().getBody())
+    func::FuncOp func = getOperation();
+    for (Block &block : func.getBody())
       schedule(block);
+    // A guard: a use above its definition would only surface later, far
+    // from the move that caused it.
+    DominanceInfo dominance(func);
+    WalkResult result = func.walk([&](Operation *op) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (!dominance.properlyDominates(operand.get(), op)) {
+          op->emitOpError("operand #")
+              << operand.getOperandNumber()
+              << " does not dominate this use after collective scheduling";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 
   void schedule(Block &block) {
@@ -123,12 +137,21 @@ struct ScheduleCollectives
     // next one may be prefetched to.
     Operation *prefetchPoint = nullptr;
     for (Operation *op : collectives) {
-      if (hoist(block, op))
+      llvm::SetVector<Operation *> group;
+      collectGroup(block, op, group);
+      SmallVector<Operation *> ordered(group.begin(), group.end());
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      if (hoist(block, group, ordered))
         continue;
-      // Only arguments: one ahead of the next use.
+      // Only arguments: one ahead of the next use, with the group's ops
+      // (a reshape, a matmul of arguments) that feed it.
       Operation *user = firstUserIn(block, op);
       if (prefetchPoint && prefetchPoint->isBeforeInBlock(op))
-        op->moveBefore(prefetchPoint);
+        for (Operation *member : ordered)
+          if (prefetchPoint->isBeforeInBlock(member))
+            member->moveBefore(prefetchPoint);
       prefetchPoint = user;
     }
   }

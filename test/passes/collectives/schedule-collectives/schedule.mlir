@@ -120,3 +120,52 @@ func.func @fill_stays_close(%x: tensor<4x4xf32>, %g: tensor<4x4xf32>, %w: tensor
   %u = arith.subf %p, %r : tensor<4x4xf32>
   return %u, %dx : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A gather of an argument through a reshape (FSDP's token gather for the
+// embedding backward) is prefetched with the reshape: the reshape used to
+// stay behind, below its user.
+spmd.mesh @m5 ["x"=5]
+
+// CHECK-LABEL: func.func @prefetch_with_reshape
+// CHECK: %[[P1:.*]] = spmd.all_gather %arg0
+// CHECK-NEXT: %[[E:.*]] = tensor.expand_shape %arg1
+// CHECK-NEXT: %[[P2:.*]] = spmd.all_gather %[[E]]
+// CHECK-NEXT: %[[H1:.*]] = arith.mulf %arg2, %[[P1]]
+// CHECK-NEXT: return %[[H1]], %[[P2]]
+func.func @prefetch_with_reshape(%p1: tensor<2xf32>, %t: tensor<2xi64>, %x: tensor<10xf32>)
+    -> (tensor<10xf32>, tensor<10x1xi64>) {
+  %f1 = spmd.all_gather %p1 on @m5 ["x"] dim 0 : tensor<2xf32> -> tensor<10xf32>
+  %h1 = arith.mulf %x, %f1 : tensor<10xf32>
+  %e = tensor.expand_shape %t [[0, 1]] output_shape [2, 1] : tensor<2xi64> into tensor<2x1xi64>
+  %f2 = spmd.all_gather %e on @m5 ["x"] dim 0 : tensor<2x1xi64> -> tensor<10x1xi64>
+  return %h1, %f2 : tensor<10xf32>, tensor<10x1xi64>
+}
+
+// -----
+
+// An all_reduce of a matmul of arguments needs nothing of the block either:
+// its matmul and zero fill move with it, in order.
+spmd.mesh @m5 ["x"=5]
+
+// CHECK-LABEL: func.func @prefetch_with_matmul
+// CHECK: %[[P1:.*]] = spmd.all_gather %arg0
+// CHECK-NEXT: arith.constant 0.0
+// CHECK-NEXT: %[[E:.*]] = tensor.empty()
+// CHECK-NEXT: %[[Z:.*]] = linalg.fill {{.*}} outs(%[[E]]
+// CHECK-NEXT: %[[M:.*]] = linalg.matmul ins(%arg1, %arg2 {{.*}} outs(%[[Z]]
+// CHECK-NEXT: %[[R:.*]] = spmd.all_reduce %[[M]]
+// CHECK-NEXT: %[[H1:.*]] = arith.mulf %arg3, %[[P1]]
+// CHECK-NEXT: return %[[H1]], %[[R]]
+func.func @prefetch_with_matmul(%p1: tensor<2xf32>, %a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %x: tensor<10xf32>)
+    -> (tensor<10xf32>, tensor<4x4xf32>) {
+  %f1 = spmd.all_gather %p1 on @m5 ["x"] dim 0 : tensor<2xf32> -> tensor<10xf32>
+  %h1 = arith.mulf %x, %f1 : tensor<10xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = spmd.all_reduce %m on @m5 ["x"] sum : tensor<4x4xf32>
+  return %h1, %r : tensor<10xf32>, tensor<4x4xf32>
+}
