@@ -9,8 +9,8 @@
 #ifndef SPMD_RUNTIME_BLOCKOPS_H
 #define SPMD_RUNTIME_BLOCKOPS_H
 
-#include "runtime/DType.h"
 #include "core/Layout.h"
+#include "runtime/DType.h"
 
 namespace spmd {
 

@@ -43,8 +43,8 @@
 #ifndef SPMD_RUNTIME_COMMUNICATOR_H
 #define SPMD_RUNTIME_COMMUNICATOR_H
 
-#include "runtime/DType.h"
 #include "core/Layout.h"
+#include "runtime/DType.h"
 #include "runtime/Status.h"
 
 #include <cstdint>

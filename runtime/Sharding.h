@@ -17,8 +17,8 @@
 #ifndef SPMD_RUNTIME_SHARDING_H
 #define SPMD_RUNTIME_SHARDING_H
 
-#include "runtime/DType.h"
 #include "core/Layout.h"
+#include "runtime/DType.h"
 #include "runtime/Status.h"
 
 #include <vector>

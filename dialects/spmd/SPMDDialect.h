@@ -3,9 +3,9 @@
 #ifndef SPMD_DIALECTS_SPMD_SPMDDIALECT_H
 #define SPMD_DIALECTS_SPMD_SPMDDIALECT_H
 
+#include "core/Layout.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
-#include "core/Layout.h"
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SmallVector.h"
 
