@@ -206,6 +206,45 @@ private:
                : op->getResult(slot - op->getNumOperands());
   }
 
+  /// decide()'s inputs for one op, one entry per slot (`known` points into
+  /// `storage`: copies, as state() may grow the map and move its entries).
+  struct SlotInputs {
+    SmallVector<PartialLayout> storage;
+    SmallVector<const PartialLayout *> known;
+    SmallVector<double> bytes;
+    SmallVector<bool> pinned;
+    SmallVector<unsigned> users;
+    SmallVector<Type> types;
+    SlotInfo info() const { return {known, bytes, pinned, users, types}; }
+  };
+  /// Fills `in` for `op`: `layoutOf(v, isResult)` gives a tensor slot's
+  /// known placements, `isPartial(v)` whether an operand is partial (its
+  /// reduction is then shared by its users).
+  void gatherSlots(Operation *op, const ShardingRule &rule,
+                   function_ref<PartialLayout(Value, bool)> layoutOf,
+                   function_ref<bool(Value)> isPartial, SlotInputs &in) {
+    unsigned numSlots = op->getNumOperands() + op->getNumResults();
+    in.storage.assign(numSlots, PartialLayout());
+    in.known.assign(numSlots, nullptr);
+    in.bytes.assign(numSlots, 0);
+    in.pinned.assign(numSlots, false);
+    in.users.assign(numSlots, 1);
+    in.types.assign(numSlots, Type());
+    for (unsigned s = 0; s < numSlots; ++s) {
+      Value v = slotValue(op, s);
+      bool isResult = rule.isResult(s);
+      in.types[s] = v.getType();
+      in.pinned[s] = isResult && userResultLayouts.count(v);
+      if (!isResult && isPartial(v))
+        in.users[s] = numUsers(v);
+      if (!rule.slotDims[s] || !isRankedTensor(v))
+        continue;
+      in.storage[s] = layoutOf(v, isResult);
+      in.known[s] = &in.storage[s];
+      in.bytes[s] = movedBytes(v, isResult);
+    }
+  }
+
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
   /// With `force` false, a choice that communicates is deferred (see run()).
   void visit(Operation *op, bool force = false);
@@ -327,28 +366,14 @@ void FunctionPropagation::visit(Operation *op, bool force) {
   }
   const ShardingRule &rule = rules[op];
   unsigned numSlots = op->getNumOperands() + op->getNumResults();
-  // Copies: state() may grow the map and move its entries.
-  SmallVector<PartialLayout> storage(numSlots);
-  SmallVector<const PartialLayout *> known(numSlots, nullptr);
-  SmallVector<double> bytes(numSlots, 0);
-  SmallVector<bool> pinned(numSlots, false);
-  SmallVector<unsigned> users(numSlots, 1);
-  SmallVector<Type> types(numSlots);
-  for (unsigned s = 0; s < numSlots; ++s) {
-    Value v = slotValue(op, s);
-    types[s] = v.getType();
-    pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
-    if (!rule.isResult(s) && isPartialAnywhere(v))
-      users[s] = numUsers(v);
-    if (rule.slotDims[s] && isRankedTensor(v)) {
-      storage[s] = state(v);
-      known[s] = &storage[s];
-      bytes[s] = movedBytes(v, rule.isResult(s));
-    }
-  }
+  SlotInputs in;
+  gatherSlots(
+      op, rule, [&](Value v, bool) { return state(v); },
+      [&](Value v) { return isPartialAnywhere(v); }, in);
+  const SmallVector<const PartialLayout *> &known = in.known;
   double cost = 0;
-  SmallVector<AxisChoice> choices = decide(
-      rule, mesh, costParams, {known, bytes, pinned, users, types}, &cost);
+  SmallVector<AxisChoice> choices =
+      decide(rule, mesh, costParams, in.info(), &cost);
   if (!force && cost > 0) {
     // The choice communicates: defer it while free propagation remains, so
     // that the layouts it would fill can still come from a choice that
@@ -537,33 +562,23 @@ LogicalResult FunctionPropagation::materialize() {
       break;
     case OpKind::Rule: {
       const ShardingRule &rule = rules[op];
-      unsigned numSlots = op->getNumOperands() + op->getNumResults();
-      SmallVector<PartialLayout> storage(numSlots);
-      SmallVector<const PartialLayout *> known(numSlots, nullptr);
-      SmallVector<double> bytes(numSlots, 0);
-      SmallVector<bool> pinned(numSlots, false);
-      SmallVector<unsigned> users(numSlots, 1);
-      SmallVector<Type> types(numSlots);
-      for (unsigned s = 0; s < numSlots; ++s) {
-        Value v = slotValue(op, s);
-        types[s] = v.getType();
-        pinned[s] = rule.isResult(s) && userResultLayouts.count(v);
-        if (!rule.isResult(s) && actual.lookup(v).hasPartial())
-          users[s] = numUsers(v);
-        if (!rule.slotDims[s] || !isRankedTensor(v))
-          continue;
-        bytes[s] = movedBytes(v, rule.isResult(s));
-        if (rule.isResult(s)) {
-          storage[s] = state(v);
-          known[s] = &storage[s];
-          continue;
-        }
-        for (const Placement &p : actual.lookup(v).placements)
-          storage[s].push_back(p);
-        known[s] = &storage[s];
-      }
+      // Operands as their producers finally made them; results as
+      // propagated.
+      SlotInputs in;
+      gatherSlots(
+          op, rule,
+          [&](Value v, bool isResult) {
+            if (isResult)
+              return state(v);
+            PartialLayout l;
+            for (const Placement &p : actual.lookup(v).placements)
+              l.push_back(p);
+            return l;
+          },
+          [&](Value v) { return actual.lookup(v).hasPartial(); }, in);
+      const SmallVector<const PartialLayout *> &known = in.known;
       SmallVector<AxisChoice> choices =
-          decide(rule, mesh, costParams, {known, bytes, pinned, users, types});
+          decide(rule, mesh, costParams, in.info());
       auto requiredLayout = [&](unsigned s) {
         Layout l = Layout::replicated(mesh.rank());
         for (int64_t a = 0; a < mesh.rank(); ++a)
