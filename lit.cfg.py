@@ -18,7 +18,10 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.spmd_tools_dir, append_path=True)
 config.substitutions.append(("%spmd_src", config.spmd_src_root))
-config.substitutions.append(("%python", "/usr/bin/python3"))
+# %python is the frontend's Python (PyTorch 2.x), not lit's own that
+# use_default_substitutions put first.
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", config.spmd_python))
 config.substitutions.append(("%spmd_obj", config.spmd_obj_root))
 # Tests of the generated CUDA need NVRTC (a build with the CUDA toolkit);
 # the --backend cuda error tests also need the fake driver of test/unit.

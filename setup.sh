@@ -7,12 +7,15 @@
 #   ./setup.sh run      ... then run the main example
 #   ./setup.sh test     ... then run every test (lit + GoogleTest) via ctest
 #
-# SPMD_BUILD_DIR picks the build folder (default: ./build).
+# SPMD_BUILD_DIR picks the build folder (default: ./build); SPMD_VENV the
+# Python virtual environment with PyTorch 2.x for the frontend (default:
+# ./.venv, from frontend/torch/requirements.txt).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${SPMD_BUILD_DIR:-$root/build}
 jobs=${SPMD_JOBS:-$(nproc)}
+venv=${SPMD_VENV:-$root/.venv}
 
 # Debian packages the build and the tests need.
 packages=(
@@ -20,7 +23,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
-  python3-numpy python3-torch
+  python3-numpy python3-venv
 )
 
 install_deps() {
@@ -38,9 +41,26 @@ install_deps() {
     --no-install-recommends "${missing[@]}"
 }
 
+# PyTorch 2.x and the frontend's other Python packages, from PyPI into a
+# virtual environment of Debian's python3. Reinstalled only when
+# requirements.txt changes.
+install_python() {
+  local req="$root/frontend/torch/requirements.txt" stamp="$venv/.spmd-requirements"
+  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$stamp"; then
+    return 0
+  fi
+  echo "setup: installing Python packages into $venv"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+  cp "$req" "$stamp"
+}
+
 configure_and_build() {
   if [ ! -f "$build/build.ninja" ]; then
-    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DSPMD_PYTHON="$venv/bin/python"
+  else
+    cmake "$build" -DSPMD_PYTHON="$venv/bin/python" >/dev/null
   fi
   cmake --build "$build" -j "$jobs"
 }
@@ -57,6 +77,7 @@ run_tests() {
 }
 
 install_deps
+install_python
 configure_and_build
 case "${1:-build}" in
 build) ;;

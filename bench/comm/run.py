@@ -19,7 +19,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INPUTS = os.path.join(ROOT, "test", "frontend", "Inputs")
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # PyTorch 2.x: run with .venv/bin/python
 
 # name, model, plan (or None), mesh, extra export flags, batch flags
 CASES = [

@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 INPUTS = os.path.join(ROOT, "test", "frontend", "Inputs")
 MODELS_PY = os.path.join(INPUTS, "models.py")
-PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+PY = sys.executable  # the frontend needs PyTorch 2.x: run with .venv/bin/python
 
 # models.GPT sizes. Default: ~235M parameters, 8192 tokens per replica and
 # step, ~11.5 TFLOP per replica and step (about 40 ms at 300 TFLOP/s).

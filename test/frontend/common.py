@@ -1,4 +1,4 @@
-"""Shared helpers for the frontend tests (run by /usr/bin/python3)."""
+"""Shared helpers for the frontend tests (run by SPMD_PYTHON: PyTorch 2.x)."""
 import copy
 import os
 import re

@@ -1,7 +1,7 @@
 """Runs one frontend unittest module for ctest; the closing line gives the
 counts and the exit status is non-zero when anything failed.
 
-usage: /usr/bin/python3 run.py test_plans
+usage: .venv/bin/python run.py test_plans
 """
 import sys
 import time

@@ -1,6 +1,7 @@
 """The emitted programs, run on the CPU through MLIR's own lowering, match
 PyTorch's single-device results (loss, every updated parameter and every
 optimizer state) for MLP and transformer training steps."""
+import sys
 import unittest
 
 from common import run_steps, torch_reference  # noqa: F401 (sets sys.path)
@@ -71,12 +72,22 @@ class TrainStepNumerics(unittest.TestCase):
             self.assertEqual(prog.results[i].layout, prog.args[i].layout)
         self.assertEqual([r.kind for r in prog.results[13:]], ["loss"])
 
-    def test_feedback_order_rejects_buffers(self):
+    def test_feedback_order_passes_buffers_through(self):
+        # Buffers (RoPE tables, masks) come back unchanged at their argument
+        # positions, so result i is the new argument i for every argument
+        # before the batch, and the loss follows.
         m = models.MLP()
-        m.register_buffer("scale", torch.ones(8))
-        with self.assertRaisesRegex(ValueError, "without buffers"):
-            st.export_train_step(m, (torch.randn(2, 16), torch.randint(0, 8, (2,))),
-                                 F.cross_entropy, feedback_order=True)
+        m.register_buffer("scale", torch.ones(8), persistent=False)
+        prog = st.export_train_step(
+            m, (torch.randn(2, 16), torch.randint(0, 8, (2,))),
+            F.cross_entropy, optimizer=torch.optim.Adam(m.parameters()),
+            feedback_order=True)
+        n_fed = sum(1 for a in prog.args if a.kind != "batch")
+        for i in range(n_fed):
+            self.assertEqual(prog.args[i].updated_by, i)
+            self.assertEqual(prog.results[i].name, prog.args[i].name)
+        self.assertEqual(prog.results[n_fed].kind, "loss")
+        self.assertIn("buffer", [r.kind for r in prog.results])
 
     def test_mlp_adam_one_step(self):
         torch.manual_seed(2)
@@ -162,7 +173,7 @@ class TrainStepNumerics(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "frontend", "torch"))
             subprocess.run(
-                ["/usr/bin/python3", "-m", "spmd_torch", "export",
+                [sys.executable, "-m", "spmd_torch", "export",
                  os.path.join(HERE, "Inputs", "models.py") + ":MLP",
                  "--input-shape", "4,16", "--target-shape", "4", "--target-high", "8",
                  "--optimizer", "adam", "--seed", "3", "-o", f"{tmp}/s.mlir",

@@ -537,8 +537,10 @@ TEST(HostEmu, HalfConversionsMatchRuntime) {
 // row), on a shape that is not a multiple of the block.
 // PyTorch computes in f64 here; the inputs are f32 values printed exactly.
 TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
-  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "needs /usr/bin/python3 with torch";
+  const std::string python = SPMD_PYTHON;
+  if (std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) !=
+      0)
+    GTEST_SKIP() << "needs " << python << " with torch";
   const int64_t rows = 5, cols = 77;
   auto x = randomVec(rows * cols, 21, -3, 3), dy = randomVec(rows * cols, 22);
   auto g = randomVec(cols, 23), b = randomVec(cols, 24);
@@ -555,7 +557,7 @@ TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
     std::fclose(f);
   }
   std::string cmd =
-      "/usr/bin/python3 -c \""
+      python + " -c \""
       "import torch,sys\n"
       "L=[list(map(float,l.split())) for l in open(sys.argv[1])]\n"
       "x=torch.tensor(L[0],dtype=torch.float64).reshape(5,77).requires_grad_()"

@@ -18,30 +18,38 @@ from typing import List, Optional
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.nn.utils.stateless import functional_call
+from torch.func import functional_call
+from torch.utils import _pytree as pytree
 
 from . import optim as foptim
+from .builder import UnsupportedOpError
 from .emit import Emitter, tensor_meta
 from .placements import Layout, Mesh, Replicate, Shard, layout_attr
 from .plans import resolve_plan
 
-# -- the marker op: an identity that survives make_fx ---------------------
-_lib = torch.library.Library("spmd", "DEF")
-_lib.define("mark(Tensor x, int tag) -> Tensor")
-_lib.impl("mark", lambda x, tag: x.clone(), "CompositeExplicitAutograd")
+# -- the marker op: an identity that survives torch.export ------------------
+# A custom op with a registered autograd formula: torch.export keeps it in
+# the forward graph and the joint (forward + backward) graph gets its
+# backward as a mark with tag -tag - 1, so a plan can pin gradients too.
+@torch.library.custom_op("spmd::mark", mutates_args=())
+def _mark(x: torch.Tensor, tag: int) -> torch.Tensor:
+    return x.clone()
 
 
-class _Mark(torch.autograd.Function):
-    """Tags a module input/output (forward: tag, backward: -tag - 1)."""
+@_mark.register_fake
+def _mark_fake(x, tag):
+    return torch.empty_like(x)
 
-    @staticmethod
-    def forward(ctx, x, tag):
-        ctx.tag = tag
-        return torch.ops.spmd.mark(x, tag)
 
-    @staticmethod
-    def backward(ctx, g):
-        return torch.ops.spmd.mark(g, -ctx.tag - 1), None
+def _mark_setup(ctx, inputs, output):
+    ctx.tag = inputs[1]
+
+
+def _mark_backward(ctx, g):
+    return _mark(g, -ctx.tag - 1), None
+
+
+_mark.register_autograd(_mark_backward, setup_context=_mark_setup)
 
 
 @dataclass
@@ -141,7 +149,7 @@ def _install_marks(resolved, registry):
         if not chain or not isinstance(x, torch.Tensor):
             return x
         registry.append((chain, what))
-        return _Mark.apply(x, len(registry) - 1)
+        return _mark(x, len(registry) - 1)
 
     for name, mod, style in resolved:
         in_chains = style.input_chains(mod)
@@ -252,12 +260,150 @@ def _as_mesh(mesh):
     return Mesh(mesh)
 
 
+def _handled(op):
+    from .emit.core import has_handler
+    return has_handler(str(op))
+
+
+def _core_decompositions():
+    """PyTorch's core ATen decompositions, less those of the ops spmd_torch
+    translates itself: its handlers of composite ops (nll_loss, layer norm
+    and softmax backward, embedding backward, ...) write them in forms that
+    partition well; everything else is decomposed."""
+    from torch._decomp import core_aten_decompositions
+    return {op: fn for op, fn in core_aten_decompositions().items()
+            if not _handled(op)}
+
+
+def _export_decompositions():
+    table = torch.export.default_decompositions()
+    for op in list(table.keys()):
+        if _handled(op):
+            table.pop(op)
+    return table
+
+
+def _export_error(what, model, e):
+    return UnsupportedOpError(
+        f"torch.export could not capture {what} of {type(model).__name__}: "
+        f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__} "
+        "(try capture='make_fx', --capture make_fx)")
+
+
+class _LossModule(torch.nn.Module):
+    """model + loss as one module: what torch.export captures."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self._loss_fn = [loss_fn]  # a list: a loss Module is no submodule
+
+    def forward(self, *b):
+        loss_fn = self._loss_fn[0]
+        if loss_fn is None:
+            return (_as_loss(self.model(*b)),)
+        return (loss_fn(self.model(*b[:-1]), b[-1]),)
+
+
+def _as_loss(out):
+    """A model that returns its loss: a tensor, or (HF style) an output
+    object with a `loss` field."""
+    if isinstance(out, torch.Tensor):
+        return out
+    loss = getattr(out, "loss", None)
+    if loss is None and isinstance(out, dict):
+        loss = out.get("loss")
+    if loss is None and isinstance(out, (tuple, list)) and out:
+        loss = out[0]
+    if not isinstance(loss, torch.Tensor):
+        raise ValueError("the model returns no loss tensor; give a loss_fn")
+    return loss
+
+
+class _ForwardModule(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *x):
+        return tuple(pytree.tree_leaves(self.model(*x)))
+
+
+def _capture(module, model, inputs, named_params, named_buffers, what):
+    """module(*inputs) (module wraps `model` as `.model`) captured by
+    torch.export (non-strict) and decomposed to core ATen: a function of
+    (params, buffers, inputs) that replays the exported graph and gives its
+    outputs. Replayed under make_fx with parameters that require grad, the
+    graph's ops carry autograd, so torch.autograd.grad gives the backward —
+    what AOTAutograd does, and it keeps tied weights (two names of one
+    argument) and parameters the loss does not reach working."""
+    from torch.export.graph_signature import InputKind, OutputKind
+    try:
+        ep = torch.export.export(module, tuple(inputs), strict=False)
+        ep = ep.run_decompositions(_export_decompositions())
+    except UnsupportedOpError:
+        raise
+    except Exception as e:  # PyTorch raises many kinds here
+        raise _export_error(what, model, e) from e
+    index = _name_index(model, named_params, named_buffers, "model.")
+    sources, nin = [], 0
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            sources.append(index[spec.target])
+        elif spec.kind == InputKind.USER_INPUT:
+            sources.append(("input", nin))
+            nin += 1
+        elif spec.kind == InputKind.CONSTANT_TENSOR:
+            sources.append(("const", ep.constants[spec.target]))
+        else:
+            raise UnsupportedOpError(
+                f"torch.export gave an input of kind {spec.kind.name} "
+                f"('{spec.target}'), which spmd_torch does not support")
+    outs = []
+    for i, spec in enumerate(ep.graph_signature.output_specs):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            outs.append(i)
+        elif spec.kind == OutputKind.BUFFER_MUTATION:
+            raise UnsupportedOpError(
+                f"{what} of {type(model).__name__} updates buffer "
+                f"'{spec.target[len('model.'):]}' (running statistics?); "
+                "spmd_torch supports buffers that are only read")
+        else:
+            raise UnsupportedOpError(
+                f"torch.export gave an output of kind {spec.kind.name}, which "
+                "spmd_torch does not support")
+    gm = ep.graph_module
+
+    def run(params, buffers, xs):
+        src = {"param": params, "buffer": buffers, "input": xs}
+        ins = [key if kind == "const" else src[kind][key] for kind, key in sources]
+        res = gm(*ins)
+        return [res[i] for i in outs]
+    return run
+
+
+def _name_index(model, named_params, named_buffers, prefix):
+    """{prefix + every name of a parameter/buffer: ("param"|"buffer", index
+    of its argument)}: torch.export names a tied weight by one of its
+    names."""
+    out = {}
+    for kind, named in (("param", named_params), ("buffer", named_buffers)):
+        for i, (n, _) in enumerate(named):
+            out[prefix + n] = (kind, i)
+    for canon, names in _aliases(model, named_params + named_buffers).items():
+        if prefix + canon in out:
+            for a in names:
+                out[prefix + a] = out[prefix + canon]
+    return out
+
+
 def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       mesh=None, plan=None, data_parallel=None, fsdp=False,
                       dp_axis="dp", tp_axis="tp", return_grads=False,
                       constrain_grads=False, func_name="train_step",
                       optimizer_state=None, tracing_mode=None,
-                      gather_form="onehot", feedback_order=False):
+                      gather_form="onehot", feedback_order=False,
+                      capture="export"):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -284,11 +430,6 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     resolved = resolve_plan(model, plan)
     if resolved and (mesh is None or not mesh.has_axis(tp_axis)):
         raise ValueError(f"a parallel plan needs a mesh with axis '{tp_axis}'")
-    if feedback_order and any(True for _ in model.buffers()):
-        # Buffers sit between the parameters and the state in the arguments
-        # and are not results, so result i could not update argument i.
-        raise ValueError("feedback order needs a model without buffers")
-
     torch_opt = optimizer if isinstance(optimizer, torch.optim.Optimizer) else None
     fopt = foptim.from_torch(optimizer) if optimizer is not None else foptim.SGD(lr=0.01)
 
@@ -307,13 +448,38 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     nP, nB, nS = len(pnames), len(bnames), len(fopt.state_names)
     uses_step = fopt.uses_step
 
-    def step_fn(*flat):
+    pass_buffers = feedback_order and nB > 0
+
+    def finish(params, buffers, state, step, loss, grads):
+        """The optimizer update and the results in canonical order: loss,
+        parameters, [buffers], state, [step], [grads]."""
+        new_params, new_state = [], []
+        for p, g, s in zip(params, grads, state):
+            np_, ns = fopt.update(p, g, s, step)
+            new_params.append(np_)
+            new_state.extend(ns)
+        res = [loss.detach()] + [p.detach() for p in new_params]
+        if pass_buffers:
+            # Unchanged, so that result i is the new argument i.
+            res += [b.clone() for b in buffers]
+        res += [s.detach() for s in new_state]
+        if uses_step:
+            res.append(step + 1)
+        if return_grads:
+            res.extend(g.detach() for g in grads)
+        return _permute(res, order)
+
+    def split(flat):
         it = iter(flat)
         params = [next(it) for _ in range(nP)]
         buffers = [next(it) for _ in range(nB)]
         state = [[next(it) for _ in range(nS)] for _ in range(nP)]
         step = next(it) if uses_step else None
-        b = list(it)
+        return params, buffers, state, step, list(it)
+
+    def make_fx_step(*flat):
+        # The make_fx capture: autograd traced through functional_call.
+        params, buffers, state, step, b = split(flat)
         tensors = _bind(aliases, pnames, params)
         tensors.update(_bind(aliases, bnames, buffers))
         if loss_fn is None:
@@ -323,20 +489,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             loss = loss_fn(out, b[-1])
         grads = torch.autograd.grad(loss, params, allow_unused=True)
         grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
-        new_params, new_state = [], []
-        for p, g, s in zip(params, grads, state):
-            np_, ns = fopt.update(p, g, s, step)
-            new_params.append(np_)
-            new_state.extend(ns)
-        res = [loss.detach()] + [p.detach() for p in new_params] + \
-            [s.detach() for s in new_state]
-        if uses_step:
-            res.append(step + 1)
-        if return_grads:
-            res.extend(g.detach() for g in grads)
-        return _permute(res, order)
+        return finish(params, buffers, state, step, loss, grads)
 
-    flat = [p.detach().clone().requires_grad_(True) for _, p in named_params]
+    flat = [p.detach().clone() for _, p in named_params]
     flat += [b.detach().clone() for _, b in named_buffers]
     for row in states:
         flat += [s.detach().clone() for s in row]
@@ -345,7 +500,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     flat += [t.detach().clone() for t in batch]
 
     # Result order: canonical index of each result position.
-    n_upd = nP + nP * nS + (1 if uses_step else 0)
+    nPB = nB if pass_buffers else 0
+    n_upd = nP + nPB + nP * nS + (1 if uses_step else 0)
     n_res = 1 + n_upd + (nP if return_grads else 0)
     order = list(range(n_res))
     if feedback_order:
@@ -354,7 +510,29 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     registry = []
     handles = _install_marks(resolved, registry)
     try:
-        gm = make_fx(step_fn, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
+        mode = _tracing_mode(flat, tracing_mode)
+        if capture == "export":
+            run = _capture(_LossModule(model, loss_fn), model, batch,
+                           named_params, named_buffers, "the training step")
+
+            def export_step(*flat):
+                params, buffers, state, step, b = split(flat)
+                loss = run(params, buffers, b)[0]
+                grads = torch.autograd.grad(loss, params, allow_unused=True)
+                grads = [torch.zeros_like(p) if g is None else g
+                         for p, g in zip(params, grads)]
+                return finish(params, buffers, state, step, loss, grads)
+            traced = export_step
+        elif capture == "make_fx":
+            traced = make_fx_step
+        else:
+            raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
+        for i in range(nP):
+            flat[i].requires_grad_(True)
+        gm = make_fx(traced, decomposition_table=_core_decompositions(),
+                     tracing_mode=mode)(*flat)
+        for i in range(nP):
+            flat[i] = flat[i].detach()
     finally:
         for h in handles:
             h.remove()
@@ -395,6 +573,12 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         results.append(TensorInfo(args[i].name, "param", args[i].shape,
                                   args[i].dtype, args[i].layout))
         res_layouts.append(arg_layouts[i])
+    if pass_buffers:
+        for i in range(nP, nP + nB):
+            args[i].updated_by = len(results)
+            results.append(TensorInfo(args[i].name, "buffer", args[i].shape,
+                                      args[i].dtype, args[i].layout))
+            res_layouts.append(arg_layouts[i])
     k = nP + nB
     for i in range(nP * nS):
         args[k + i].updated_by = len(results)
@@ -471,7 +655,7 @@ def _pl_str(pl):
 def export_forward(model, example_inputs, mesh=None, plan=None,
                    data_parallel=None, dp_axis="dp", tp_axis="tp",
                    func_name="forward", fsdp=False, tracing_mode=None,
-                   gather_form="onehot"):
+                   gather_form="onehot", capture="export"):
     """Trace model(*example_inputs) (no grad) with params/buffers as args."""
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -489,11 +673,11 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
     nP, nB = len(pnames), len(bnames)
     aliases = _aliases(model, named_params + named_buffers)
 
-    def fwd(*flat):
+    def make_fx_fwd(*flat):
         tensors = _bind(aliases, pnames, flat[:nP])
         tensors.update(_bind(aliases, bnames, flat[nP:nP + nB]))
         out = functional_call(model, tensors, tuple(flat[nP + nB:]))
-        return list(out) if isinstance(out, (tuple, list)) else [out]
+        return pytree.tree_leaves(out)
 
     flat = [p.detach().clone() for _, p in named_params] + \
         [b.detach().clone() for _, b in named_buffers] + \
@@ -501,8 +685,20 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
     registry = []
     handles = _install_marks(resolved, registry)
     try:
+        mode = _tracing_mode(flat, tracing_mode)
+        if capture == "export":
+            run = _capture(_ForwardModule(model), model, inputs, named_params,
+                           named_buffers, "the forward pass")
+
+            def fwd(*flat):
+                return run(flat[:nP], flat[nP:nP + nB], flat[nP + nB:])
+        elif capture == "make_fx":
+            fwd = make_fx_fwd
+        else:
+            raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
         with torch.no_grad():
-            gm = make_fx(fwd, tracing_mode=_tracing_mode(flat, tracing_mode))(*flat)
+            gm = make_fx(fwd, decomposition_table=_core_decompositions(),
+                         tracing_mode=mode)(*flat)
     finally:
         for h in handles:
             h.remove()

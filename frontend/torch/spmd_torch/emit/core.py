@@ -37,6 +37,11 @@ def handles(*names):
     return deco
 
 
+def has_handler(name):
+    """Whether aten overload `name` ("aten.add.Tensor") has a handler."""
+    return name in _HANDLERS
+
+
 class Args:
     """Named arguments of one node, bound against the op's schema."""
 

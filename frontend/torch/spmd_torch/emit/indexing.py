@@ -86,3 +86,39 @@ def _index_add(E, node, a):
     return E.b.generic([(idx, [p]), (src, m_src)], x.shape, t, body,
                        iterators=["parallel"] * r + ["reduction"],
                        out_map=[f"d{k}" for k in range(r)], init=x)
+
+
+@handles("index_put.default")
+def _index_put(E, node, a):
+    # self[idx0[p], .., idxk-1[p], rest] = values[p, rest] (accumulate: +=),
+    # for leading index tensors of one shape: the form core ATen gives
+    # embedding and gather backward. Without accumulate the last write of a
+    # position wins (PyTorch leaves duplicates unspecified).
+    x, vals = a.self, a.values
+    idxs = list(a.indices)
+    if not idxs or any(i is None for i in idxs) or \
+            len({i.shape for i in idxs}) != 1:
+        raise UnsupportedOpError(
+            "index_put with leading index tensors of one shape only")
+    k, ishape = len(idxs), idxs[0].shape
+    r, q = x.rank, len(ishape)
+    t = x.dtype
+    vshape = tuple(ishape) + tuple(x.shape[k:])
+    if vals.shape != vshape:
+        vals = E.b.broadcast_to(vals, vshape)
+    # loops: x's dims d0..d{r-1} (parallel), then the index dims (reduction)
+    ps = [f"d{r + j}" for j in range(q)]
+    ins = [(i, ps) for i in idxs] + [(vals, ps + [f"d{j}" for j in range(k, r)])]
+
+    def body(b, i, o):
+        hit = None
+        for j in range(k):
+            tt = idxs[j].dtype
+            c = b.cmp("eq", i[j], b.index_to(b.index(j), tt), tt)
+            hit = c if hit is None else b.emit(f"arith.andi {hit}, {c}", "i1")
+        if a.accumulate:
+            return b.add(o, b.select(hit, i[k], b.const(0, t), t), t)
+        return b.select(hit, i[k], o, t)
+    return E.b.generic(ins, x.shape, t, body,
+                       iterators=["parallel"] * r + ["reduction"] * q,
+                       out_map=[f"d{j}" for j in range(r)], init=x)

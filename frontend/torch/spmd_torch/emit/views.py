@@ -162,6 +162,22 @@ def _slice_backward(E, node, a):
     return E.b.insert_slice(g, z, offs, list(g.shape), strides)
 
 
+@handles("slice_scatter.default")
+def _slice_scatter(E, node, a):
+    # self with self[.., start:end:step, ..] (on dim) replaced by src.
+    x, src = a.self, a.src
+    dim = (a.dim or 0) % x.rank
+    step = a.step or 1
+    start, count = _slice_params(x.shape[dim], a.start, a.end, step)
+    if count != src.shape[dim]:
+        raise UnsupportedOpError(
+            f"slice_scatter of {src.shape[dim]} rows into a slice of {count}")
+    offs = [0] * x.rank
+    strides = [1] * x.rank
+    offs[dim], strides[dim] = start, step
+    return E.b.insert_slice(src, x, offs, list(src.shape), strides)
+
+
 @handles("select_backward.default")
 def _select_backward(E, node, a):
     g = a.grad_output
