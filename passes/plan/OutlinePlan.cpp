@@ -146,6 +146,55 @@ bool isZeroFill(Operation *op, Value buffer) {
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
+/// A buffer a communication or copy step cannot take as it is: a strided
+/// view (x[..., ::2] of RoPE, a slice of a row) or one a kernel must
+/// compute.
+bool needsContiguousCopy(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type)
+    return false;
+  Operation *def = v.getDefiningOp();
+  return !type.getLayout().isIdentity() || (def && isKernelView(def));
+}
+
+/// Steps read and write whole contiguous buffers: a view operand of a
+/// collective (or of the local partial_from_replicated) is copied into a
+/// buffer of its own before the step (its input) or copied back after it
+/// (its output). The copies are linalg.copy ops, outlined as kernels below.
+LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
+  SmallVector<Operation *> steps;
+  for (Operation &op : body)
+    if (isa<spmd::CollectiveOpInterface, spmd::PlanPartialFromReplicatedOp>(op))
+      steps.push_back(&op);
+  for (Operation *op : steps) {
+    Value input = op->getOperand(0);
+    if (auto coll = dyn_cast<spmd::CollectiveOpInterface>(op))
+      input = coll.getInput();
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      if (!needsContiguousCopy(v))
+        continue;
+      auto type = cast<MemRefType>(v.getType());
+      if (!type.hasStaticShape())
+        return op->emitOpError()
+               << "reads or writes a strided view with dynamic sizes ("
+               << type << "), which a plan step cannot take";
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      rewriter.setInsertionPoint(op);
+      Value buffer = memref::AllocOp::create(rewriter, op->getLoc(), plain);
+      bool isInput = v == input && operand.getOperandNumber() == 0;
+      if (isInput) {
+        linalg::CopyOp::create(rewriter, op->getLoc(), v, buffer);
+      } else {
+        rewriter.setInsertionPointAfter(op);
+        linalg::CopyOp::create(rewriter, op->getLoc(), buffer, v);
+      }
+      operand.set(buffer);
+    }
+  }
+  return success();
+}
+
 struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -188,6 +237,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         rewriter.eraseOp(prev);
       }
     }
+    if (failed(materializeStepViews(body, rewriter)))
+      return failure();
     SmallVector<Operation *> ops;
     for (Operation &op : body)
       ops.push_back(&op);

@@ -115,6 +115,11 @@ def build_parser():
                         "to compare with spmd-run --steps K on a program "
                         "exported with --feedback-order; a list such as 1,3 "
                         "writes the results after each into DIR/step<k>/")
+    e.add_argument("--capture", choices=["export", "make_fx"], default="export",
+                   help="how the step is captured: torch.export of the "
+                        "forward and loss, backward by autograd over the "
+                        "exported graph (default), or make_fx of the whole "
+                        "step; both decompose to core ATen")
     e.add_argument("--feedback-order", action="store_true",
                    help="order the results like the arguments they update "
                         "(result i is the new argument i, what spmd-run "
@@ -166,7 +171,8 @@ def export(args):
         prog = export_forward(model, batch, mesh=args.mesh, plan=plan,
                               data_parallel=args.data_parallel,
                               dp_axis=args.dp_axis, tp_axis=args.tp_axis,
-                              fsdp=args.fsdp, gather_form=args.embedding)
+                              fsdp=args.fsdp, gather_form=args.embedding,
+                              capture=args.capture)
     else:
         if args.loss == "none":
             loss_fn = None
@@ -192,7 +198,8 @@ def export(args):
                                  return_grads=args.return_grads,
                                  constrain_grads=args.constrain_grads,
                                  gather_form=args.embedding,
-                                 feedback_order=args.feedback_order)
+                                 feedback_order=args.feedback_order,
+                                 capture=args.capture)
     with open(args.output, "w") as f:
         f.write(prog.text)
     if args.metadata:
@@ -260,6 +267,8 @@ def _torch_training(prog, model, batch, loss_fn, make_opt, steps):
             elif r.kind == "state":
                 pname, sname = r.name.rsplit(".", 1)
                 t = opt.state[params[pname]][sname]
+            elif r.kind == "buffer":
+                t = dict(ref.named_buffers())[r.name]
             elif r.kind == "step":
                 t = torch.tensor(float(k), dtype=torch.float32)
             else:

@@ -2,11 +2,12 @@
 
 Each supported aten overload has a handler, registered with `core.handles`
 in the module of its op category; an overload without one is an
-UnsupportedOpError naming the op and the graph node. No decomposition table
-is needed for the ops PyTorch 1.13 produces for MLPs and transformers: the
-composite ones (native_layer_norm[_backward], softmax backward, nll_loss,
-embedding backward, gelu backward ...) are written out in terms of linalg
-named ops, linalg.generic and linalg.reduce.
+UnsupportedOpError naming the op and the graph node. The graph comes
+decomposed to PyTorch's core ATen op set, except for the composite ops that
+have a handler here (native_layer_norm[_backward], softmax backward,
+nll_loss, embedding backward, gelu backward ...): those are written out in
+terms of linalg named ops, linalg.generic and linalg.reduce in forms that
+partition well (export.py leaves them out of the decomposition table).
 
     core         registry, argument binding, node metadata, the Emitter
     views        identity-like and shape ops
@@ -16,12 +17,13 @@ named ops, linalg.generic and linalg.reduce.
     reductions   sum/mean/amax/var/argmax, softmax/log_softmax
     linalg       mm/bmm/addmm/baddbmm
     nn           layer norm, losses, embedding
-    indexing     gather/index_select/scatter_add/index_add
+    indexing     gather/index_select/scatter_add/index_add/index_put
+    complex      complex tensors as real pairs (view_as_complex RoPE)
 """
 
 # Importing the category modules registers their handlers.
-from . import (creation, elementwise, indexing, linalg, nn,  # noqa: F401
-               reductions, views)
+from . import (complex, creation, elementwise, indexing, linalg,  # noqa: F401
+               nn, reductions, views)
 from .core import Emitter, handles, tensor_meta
 
 __all__ = ["Emitter", "handles", "tensor_meta"]

@@ -174,7 +174,12 @@ class Emitter:
                     f"graph node '{node.name}' of kind {node.op} is not supported")
             self.env[node] = self.call(node)
         flat = _flatten(outputs)
+        from .complex import CValue
         for o in flat:
+            if isinstance(o, CValue):
+                raise UnsupportedOpError(
+                    "the traced function returns a complex tensor; return "
+                    "torch.view_as_real of it")
             if not isinstance(o, Value):
                 raise UnsupportedOpError(
                     f"the traced function returns a non-tensor value {o!r}")
@@ -207,11 +212,17 @@ class Emitter:
         if target is operator.getitem:
             return args[0][args[1]]
         name = str(target)
+        if name in _CHECKS:
+            # Trace-time checks torch.export leaves in the graph (dtype
+            # asserts after autocast-style casts): nothing to compute.
+            return None
         if name.startswith("spmd.mark"):
             x, tag = args[0], args[1]
             if not self.mark_handler:
                 return x
             return self.mark_handler(self.b, x, tag)
+        if self._touches_complex(node, args):
+            return self._call_complex(node, name, args, kwargs)
         handler = _HANDLERS.get(name)
         inplace = handler is None and _inplace_base(name) in _HANDLERS
         if inplace:
@@ -235,6 +246,32 @@ class Emitter:
             # Later users of the mutated tensor see the new value.
             self.env[node.args[0]] = result
         return result
+
+    def _touches_complex(self, node, args):
+        from .complex import CValue, is_complex_dtype
+        if any(isinstance(v, CValue) for v in _flatten(list(args))):
+            return True
+        try:
+            m = tensor_meta(node)
+        except UnsupportedOpError:
+            return False
+        metas = (m,) if hasattr(m, "dtype") else m
+        return any(getattr(x, "dtype", None) is not None and
+                   is_complex_dtype(x.dtype) for x in metas)
+
+    def _call_complex(self, node, name, args, kwargs):
+        from . import complex as cplx
+        handler = cplx.lookup(name)
+        if handler is None:
+            raise UnsupportedOpError(
+                f"spmd_torch: cannot translate op '{name}' on complex tensors "
+                f"at graph node '{node.name}' ({node.format_node()})")
+        try:
+            return handler(self, node, Args(node.target, args, kwargs))
+        except UnsupportedOpError as e:
+            raise UnsupportedOpError(
+                f"spmd_torch: cannot translate op '{name}' on complex tensors "
+                f"at graph node '{node.name}': {e}") from e
 
     def _check_inplace(self, node, name):
         base = node.args[0]
@@ -267,6 +304,9 @@ class Emitter:
                     f"internal error: node '{node.name}' ({node.target}) gives "
                     f"{r.type}, PyTorch says {tensor_type(tuple(m.shape), m.dtype)}")
 
+
+_CHECKS = {"aten._assert_tensor_metadata.default", "aten._assert_async.msg",
+           "aten._assert_scalar.default", "aten.sym_constrain_range_for_size.default"}
 
 _VIEW_OPS = {"view", "_unsafe_view", "_reshape_alias", "reshape", "t",
              "transpose", "permute", "expand", "slice", "select", "alias",

@@ -158,3 +158,14 @@ def _argmax(E, node, a):
                       out_shape, torch.int64, body, iterators=iters,
                       out_map=out_map, init=init)
     return E.b.reshape(res, shape) if keep or a.dim is None else res
+
+
+@handles("any.dim", "any.dims", "any.default", "all.dim", "all.dims",
+         "all.default")
+def _any_all(E, node, a):
+    # On 0/1 integers: any = max, all = min; then back to bool.
+    x = E.b.cast(a.self, torch.bool)
+    kind = "max" if str(node.target).startswith("aten.any") else "min"
+    r = E.b.reduce(E.b.cast(x, torch.int32), _dims(a.dim, x.rank), kind,
+                   bool(a.keepdim))
+    return E.b.cast(r, torch.bool)
