@@ -63,7 +63,9 @@ def build_parser():
     e.add_argument("--model-args", default="{}", help="JSON keyword arguments")
     e.add_argument("--mode", choices=["train", "infer"], default="train")
     e.add_argument("--mesh", help="mesh axes, e.g. dp=2,tp=2")
-    e.add_argument("--plan", help="plan file defining `plan`")
+    e.add_argument("--plan", help="plan file defining `plan`, or `hf`: the "
+                   "Hugging Face model's own tensor-parallel plan (its "
+                   "config's base_model_tp_plan)")
     e.add_argument("--dp", dest="data_parallel", action="store_true", default=None,
                    help="shard the batch on the dp axis (default: if the mesh has dp)")
     e.add_argument("--no-dp", dest="data_parallel", action="store_false")
@@ -143,7 +145,10 @@ def export(args):
     model = model.to(_dtype(args.dtype))
 
     plan = None
-    if args.plan:
+    if args.plan == "hf":
+        from .plans import hf_tp_plan
+        plan = hf_tp_plan(model)
+    elif args.plan:
         pmod = _load_file(args.plan, "spmd_user_plan")
         if not hasattr(pmod, "plan"):
             raise SystemExit(f"spmd_torch: plan file '{args.plan}' defines no `plan`")

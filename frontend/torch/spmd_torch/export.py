@@ -13,6 +13,7 @@ plan pins become `spmd.constrain` ops.
 """
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
@@ -153,14 +154,18 @@ def _install_marks(resolved, registry):
 
     for name, mod, style in resolved:
         in_chains = style.input_chains(mod)
+        kw_chains = style.input_kwarg_chains(mod)
         out_chains = style.output_chains(mod)
         what = f"{name or '<root>'}: {type(style).__name__}"
-        if any(in_chains):
-            def pre(m, inputs, chains=in_chains, what=what):
-                return tuple(wrap(x, chains[i], f"{what} input {i}")
-                             if i < len(chains) else x
-                             for i, x in enumerate(inputs))
-            handles.append(mod.register_forward_pre_hook(pre))
+        if any(in_chains) or kw_chains:
+            def pre(m, inputs, kwargs, chains=in_chains, kw=kw_chains, what=what):
+                inputs = tuple(wrap(x, chains[i], f"{what} input {i}")
+                               if i < len(chains) else x
+                               for i, x in enumerate(inputs))
+                kwargs = {k: wrap(v, kw[k], f"{what} input {k}") if k in kw else v
+                          for k, v in kwargs.items()}
+                return inputs, kwargs
+            handles.append(mod.register_forward_pre_hook(pre, with_kwargs=True))
         if any(out_chains):
             def post(m, inputs, output, chains=out_chains, what=what):
                 if isinstance(output, torch.Tensor):
@@ -275,11 +280,44 @@ def _core_decompositions():
             if not _handled(op)}
 
 
+def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0,
+               is_causal=False, scale=None, enable_gqa=False):
+    """scaled_dot_product_attention as matmuls and a softmax. The result has
+    the strides of PyTorch's fused CPU kernel ([b, t, h, d] memory seen as
+    [b, h, t, d]): model code such as GPT-2's views the transposed result
+    without a copy, which PyTorch's own decomposition (contiguous [b, h, t,
+    d]) breaks ("Cannot view a tensor with shape ...")."""
+    if dropout_p:
+        raise UnsupportedOpError("scaled_dot_product_attention with dropout_p "
+                                 f"= {dropout_p} (random ops are not supported)")
+    L, S = query.size(-2), key.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(rep, -3)
+        value = value.repeat_interleave(rep, -3)
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        causal = torch.ones(L, S, dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    out = torch.softmax(scores, dim=-1) @ value
+    if out.dim() == 4:
+        out = out.transpose(1, 2).contiguous().transpose(1, 2)
+    return out
+
+
 def _export_decompositions():
     table = torch.export.default_decompositions()
     for op in list(table.keys()):
         if _handled(op):
             table.pop(op)
+    table[torch.ops.aten.scaled_dot_product_attention.default] = _sdpa_math
     return table
 
 

@@ -21,6 +21,11 @@ import torch.nn as nn
 from .placements import Layout, Partial, Placement, Replicate, Shard  # noqa: F401
 
 
+def _is_conv1d(module):
+    """transformers' Conv1D (GPT-2): a linear layer with weight [in, out]."""
+    return type(module).__name__ == "Conv1D" and hasattr(module, "nf")
+
+
 def _tuple(x):
     if x is None:
         return None
@@ -37,6 +42,10 @@ class ParallelStyle:
     def input_chains(self, module):
         """Per positional input: list of layouts (or None to leave it)."""
         return []
+
+    def input_kwarg_chains(self, module):
+        """{keyword input name: list of layouts}."""
+        return {}
 
     def output_chains(self, module):
         return []
@@ -71,10 +80,12 @@ class ColwiseParallel(ParallelStyle):
     def param_placements(self, name, module):
         if isinstance(module, nn.Linear):
             return {"weight": Shard(0), "bias": Shard(0)}
+        if _is_conv1d(module):  # weight [in, out]
+            return {"weight": Shard(1), "bias": Shard(0)}
         if isinstance(module, nn.Embedding):
             return {"weight": Shard(1)}
-        raise ValueError(f"ColwiseParallel on '{name}': only nn.Linear and "
-                         f"nn.Embedding are supported, not {type(module).__name__}")
+        raise ValueError(f"ColwiseParallel on '{name}': only nn.Linear, "
+                         f"transformers' Conv1D and nn.Embedding are supported, not {type(module).__name__}")
 
     def input_chains(self, module):
         return [_chain(self.input_layouts, Replicate())]
@@ -99,10 +110,12 @@ class RowwiseParallel(ParallelStyle):
     def param_placements(self, name, module):
         if isinstance(module, nn.Linear):
             return {"weight": Shard(1), "bias": Replicate()}
+        if _is_conv1d(module):
+            return {"weight": Shard(0), "bias": Replicate()}
         if isinstance(module, nn.Embedding):
             return {"weight": Shard(0)}
-        raise ValueError(f"RowwiseParallel on '{name}': only nn.Linear and "
-                         f"nn.Embedding are supported, not {type(module).__name__}")
+        raise ValueError(f"RowwiseParallel on '{name}': only nn.Linear, "
+                         f"transformers' Conv1D and nn.Embedding are supported, not {type(module).__name__}")
 
     def input_chains(self, module):
         if isinstance(module, nn.Embedding):
@@ -135,8 +148,11 @@ class PrepareModuleInput(ParallelStyle):
     def __init__(self, input_layouts=None, desired_input_layouts=None,
                  input_kwarg_layouts=None, desired_input_kwarg_layouts=None,
                  use_local_output=False):
-        if input_kwarg_layouts or desired_input_kwarg_layouts:
-            raise ValueError("PrepareModuleInput: keyword inputs are not supported")
+        self.input_kwarg_layouts = dict(input_kwarg_layouts or {})
+        self.desired_input_kwarg_layouts = dict(desired_input_kwarg_layouts or {})
+        if set(self.desired_input_kwarg_layouts) - set(self.input_kwarg_layouts):
+            raise ValueError("PrepareModuleInput: desired_input_kwarg_layouts "
+                             "names an input without input_kwarg_layouts")
         self.input_layouts = _tuple(input_layouts) or ()
         self.desired_input_layouts = _tuple(desired_input_layouts) or ()
         if self.desired_input_layouts and \
@@ -151,6 +167,12 @@ class PrepareModuleInput(ParallelStyle):
             d = self.desired_input_layouts[i] if self.desired_input_layouts else None
             out.append(_chain(l, d))
         return out
+
+    def input_kwarg_chains(self, module):
+        # Hugging Face layers call their attention with keyword arguments
+        # (hidden_states=...), so a plan pins those by name.
+        return {k: _chain(l, self.desired_input_kwarg_layouts.get(k))
+                for k, l in self.input_kwarg_layouts.items()}
 
 
 class PrepareModuleOutput(ParallelStyle):
@@ -206,3 +228,51 @@ def resolve_plan(model, plan):
     if unused:
         raise ValueError(f"parallel plan keys match no module: {unused}")
     return out
+
+
+# Hugging Face's tensor-parallel style names (the strings of a model's
+# `_tp_plan`, from its config's base_model_tp_plan) in DTensor's terms.
+# None: the module stays replicated.
+_HF_STYLES = {
+    "colwise": lambda: ColwiseParallel(),
+    "rowwise": lambda: RowwiseParallel(),
+    "colwise_rep": lambda: ColwiseParallel(output_layouts=Replicate()),
+    "colwise_gather_output": lambda: ColwiseParallel(output_layouts=Replicate()),
+    "rowwise_rep": lambda: RowwiseParallel(input_layouts=Replicate()),
+    "rowwise_split_input": lambda: RowwiseParallel(input_layouts=Replicate()),
+    "embedding_rowwise": lambda: RowwiseParallel(),
+    "embedding_colwise": lambda: ColwiseParallel(output_layouts=Replicate()),
+    "sequence_parallel": lambda: SequenceParallel(),
+    "replicated_with_grad_allreduce": None,
+    "all_reduce": None,
+    "local_params": None,
+}
+
+
+def hf_tp_plan(model):
+    """The tensor-parallel plan a Hugging Face model declares (its
+    `_tp_plan`: the config's base_model_tp_plan under the base model's
+    prefix, plus the head's entries), as {pattern: style}. Entries whose
+    pattern matches no module here (optional submodules) are dropped."""
+    raw = dict(getattr(model, "_tp_plan", None) or {})
+    if not raw:
+        cfg = getattr(model, "config", None)
+        base = dict(getattr(cfg, "base_model_tp_plan", None) or {})
+        prefix = getattr(model, "base_model_prefix", "")
+        if prefix and hasattr(model, prefix):
+            base = {f"{prefix}.{k}": v for k, v in base.items()}
+        raw = base
+    if not raw:
+        raise ValueError(f"{type(model).__name__} declares no tensor-parallel "
+                         "plan (no _tp_plan / config.base_model_tp_plan)")
+    names = [n for n, _ in model.named_modules()]
+    plan = {}
+    for key, style in raw.items():
+        if style not in _HF_STYLES:
+            raise ValueError(f"Hugging Face plan entry '{key}': style '{style}' "
+                             "is not supported")
+        make = _HF_STYLES[style]
+        if make is None or not any(match_module_name(key, n) for n in names):
+            continue
+        plan[key] = make()
+    return plan

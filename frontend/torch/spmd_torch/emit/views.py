@@ -192,3 +192,26 @@ def _select_backward(E, node, a):
         f"tensor.insert_slice {g.name} into {z.name}[{', '.join(map(str, offs))}] "
         f"[{', '.join(map(str, sizes))}] [{', '.join(['1'] * len(shape))}] : "
         f"{g.type} into {z.type}", shape, g.dtype)
+
+
+@handles("constant_pad_nd.default")
+def _constant_pad_nd(E, node, a):
+    # pad = [before, after] pairs from the last dim backwards; a negative
+    # amount crops. out = value everywhere, x's (cropped) block inside.
+    x = a.self
+    pad = list(a.pad)
+    r = x.rank
+    before, after = [0] * r, [0] * r
+    for i in range(len(pad) // 2):
+        before[r - 1 - i], after[r - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    offs = [max(-b, 0) for b in before]
+    sizes = [x.shape[d] - offs[d] - max(-after[d], 0) for d in range(r)]
+    if any(s < 0 for s in sizes):
+        raise UnsupportedOpError("constant_pad_nd crops more than the tensor")
+    if offs != [0] * r or sizes != list(x.shape):
+        x = E.b.extract_slice(x, offs, sizes, [1] * r)
+    shape, dtype = E.out()
+    out = E.b.full(shape, a.get("value", 0), dtype)
+    if 0 in sizes:
+        return out
+    return E.b.insert_slice(x, out, [max(b, 0) for b in before], sizes, [1] * r)

@@ -1,0 +1,57 @@
+"""Hugging Face causal LMs from `transformers`, built from small configs with
+random weights (nothing is downloaded), trained with each model's own loss
+(`model.loss_function`: shifted cross-entropy, -100 labels ignored).
+
+Sizes do not divide a 4-way mesh: vocabulary 130, MLP width 170.
+
+  python -m spmd_torch export hf_models.py:llama --plan hf --mesh tp=4 ...
+"""
+import torch
+import transformers
+
+VOCAB, DIM, HIDDEN, HEADS, KV_HEADS, LAYERS, SEQ = 130, 64, 170, 4, 2, 2, 32
+
+
+def _decoder(config_cls, model_cls, **extra):
+    cfg = config_cls(vocab_size=VOCAB, hidden_size=DIM, intermediate_size=HIDDEN,
+                     num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                     num_hidden_layers=LAYERS, max_position_embeddings=SEQ,
+                     attention_dropout=0.0, **extra)
+    return model_cls(cfg)
+
+
+def llama(**kw):
+    return _decoder(transformers.LlamaConfig, transformers.LlamaForCausalLM, **kw)
+
+
+def qwen2(**kw):
+    return _decoder(transformers.Qwen2Config, transformers.Qwen2ForCausalLM, **kw)
+
+
+def mistral(**kw):
+    return _decoder(transformers.MistralConfig, transformers.MistralForCausalLM,
+                    **kw)
+
+
+def gpt2(**kw):
+    # Dropout off: random ops are the RNG issue's.
+    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
+                                  n_layer=LAYERS, n_positions=SEQ,
+                                  resid_pdrop=0.0, embd_pdrop=0.0,
+                                  attn_pdrop=0.0, bos_token_id=0,
+                                  eos_token_id=0, **kw)
+    return transformers.GPT2LMHeadModel(cfg)
+
+
+def example_batch(model, batch_shape):
+    b, t = batch_shape if batch_shape else (4, 16)
+    ids = torch.randint(0, VOCAB, (b, t))
+    labels = ids.clone()
+    labels[0, :3] = -100  # padding the loss ignores
+    return ids, labels
+
+
+def loss_fn(output, labels):
+    # The model's own causal-LM loss on its logits.
+    return transformers.loss.loss_utils.ForCausalLMLoss(
+        output.logits, labels, vocab_size=VOCAB)
