@@ -26,7 +26,17 @@ def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
     expand/collapse pairs left behind, so that every expanded dim is a loop
     of its own. Only reshapes with static shapes are folded. Run before
     spmd-propagate (spmd-partition-pipeline does).
+
+    The rewrite is bounded: at most `max-rewrites` pattern applications
+    (default: 16 per op of the input plus 1024) and 8 sweeps. A program
+    that does not settle within them keeps what was folded, still valid,
+    and the pass says so with a remark; propagation then carries shardings
+    through the reshapes that are left.
   }];
+  let options = [
+    Option<"maxRewrites", "max-rewrites", "int64_t", "0",
+           "most pattern applications (0: 16 per op + 1024)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
