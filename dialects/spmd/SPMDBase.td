@@ -29,6 +29,13 @@ def SPMD_Dialect : Dialect {
     /// argument/result is (set by spmd-partition).
     static constexpr ::llvm::StringLiteral kGlobalTypeAttrName =
         "spmd.global_type";
+    /// Op attributes of a collective with rank-dependent result sizes (set
+    /// by spmd-partition): the global tensor type and the layout whose
+    /// local shard the result is, from which bufferization sizes it.
+    static constexpr ::llvm::StringLiteral kResultGlobalTypeAttrName =
+        "spmd.result_global_type";
+    static constexpr ::llvm::StringLiteral kResultLayoutAttrName =
+        "spmd.result_layout";
 
   private:
     // In SPMDAttrs.cpp, where the attribute storage classes are complete.

@@ -158,12 +158,41 @@ LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
                                "result " + std::to_string(resultIndex));
 }
 
+/// `spmd.result_global_type` and `spmd.result_layout` come together on a
+/// one-result op: the global type has the result's rank and element type,
+/// and the layout fits it.
+static LogicalResult verifyResultShardAttributes(Operation *op) {
+  auto global = op->getAttrOfType<TypeAttr>(
+      SPMDDialect::kResultGlobalTypeAttrName);
+  auto layout =
+      op->getAttrOfType<LayoutAttr>(SPMDDialect::kResultLayoutAttrName);
+  if (!global || !layout)
+    return op->emitError()
+           << "'" << SPMDDialect::kResultGlobalTypeAttrName << "' (a type) and '"
+           << SPMDDialect::kResultLayoutAttrName
+           << "' (a #spmd.layout) must be given together";
+  auto globalType = dyn_cast<RankedTensorType>(global.getValue());
+  auto resultType = op->getNumResults() == 1
+                        ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                        : RankedTensorType();
+  if (!globalType || !resultType ||
+      globalType.getRank() != resultType.getRank() ||
+      globalType.getElementType() != resultType.getElementType())
+    return op->emitError() << "'" << SPMDDialect::kResultGlobalTypeAttrName
+                           << "' must be a ranked tensor type of the single "
+                              "result's rank and element type";
+  return verifyLayout(op, layout, globalType, "result 0 (global)");
+}
+
 LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   // `spmd.layout` on an op gives the layout of each of its results: one
   // #spmd.layout for a single result, or an array with one per result.
   if (attr.getName().getValue().starts_with("spmd.plan_"))
     return verifyPlanAttribute(op, attr);
+  if (attr.getName() == kResultGlobalTypeAttrName ||
+      attr.getName() == kResultLayoutAttrName)
+    return verifyResultShardAttributes(op);
   if (attr.getName() != kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '"
                            << attr.getName().getValue() << "'";

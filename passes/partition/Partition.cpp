@@ -699,6 +699,26 @@ Value FunctionPartitioner::makePartial(OpBuilder &b, Location loc, Value v,
       ReductionKindAttr::get(ctx, ReductionKind::sum));
 }
 
+/// Whether a collective's result has a rank-dependent dim that it splits or
+/// joins from an input dim that is rank-dependent too: only the layout
+/// knows that size.
+static bool needsResultSizes(Operation *op) {
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<int64_t, 2> dims;
+  if (auto c = dyn_cast<AllGatherOp>(op))
+    dims.push_back(c.getDim());
+  else if (auto c = dyn_cast<ReduceScatterOp>(op))
+    dims.push_back(c.getDim());
+  else if (auto c = dyn_cast<ShardOp>(op))
+    dims.push_back(c.getDim());
+  else if (auto c = dyn_cast<AllToAllOp>(op))
+    dims.append({c.getSplitDim(), c.getConcatDim()});
+  return llvm::any_of(dims, [&](int64_t d) {
+    return out.isDynamicDim(d) && in.isDynamicDim(d);
+  });
+}
+
 LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {
   using Kind = ::spmd::RedistributeStep::Kind;
   const ::spmd::RedistributePlan &plan = plans[op];
@@ -744,6 +764,16 @@ LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {
     if (!created)
       continue;
     v = created->getResult(0);
+    if (needsResultSizes(created)) {
+      // The result's rank-dependent sizes as the layout defines them, for
+      // bufferization: a dim split or joined by this collective whose input
+      // is itself uneven on another axis (two axes nested on one dim) has
+      // no size the collective alone can know.
+      created->setAttr(SPMDDialect::kResultGlobalTypeAttrName,
+                       TypeAttr::get(global));
+      created->setAttr(SPMDDialect::kResultLayoutAttrName,
+                       LayoutAttr::get(meshRef, step.after));
+    }
     if (explain) {
       InFlightDiagnostic remark = created->emitRemark();
       remark << "spmd-partition: " << created->getName() << " over " << axes

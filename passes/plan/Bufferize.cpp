@@ -2,6 +2,7 @@
 
 #include "passes/plan/Passes.h"
 
+#include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -63,6 +64,38 @@ std::optional<int64_t> chunkedDim(Operation *op) {
   return std::nullopt;
 }
 
+/// The dim a collective concatenates over its group, if any.
+std::optional<int64_t> joinedDim(Operation *op) {
+  if (auto c = dyn_cast<spmd::AllGatherOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<spmd::AllToAllOp>(op))
+    return c.getConcatDim();
+  return std::nullopt;
+}
+
+/// spmd.local_size of result dim `d` from the op's recorded global type and
+/// layout, or null when the op has none.
+Value layoutSize(RewriterBase &b, Operation *op, int64_t d) {
+  auto global = op->getAttrOfType<TypeAttr>(
+      spmd::SPMDDialect::kResultGlobalTypeAttrName);
+  auto layout = op->getAttrOfType<spmd::LayoutAttr>(
+      spmd::SPMDDialect::kResultLayoutAttrName);
+  if (!global || !layout)
+    return {};
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<spmd::MeshOp>(
+      op, layout.getMesh());
+  if (!mesh)
+    return {};
+  SmallVector<Attribute> names;
+  for (int64_t axis : layout.toLayout().shardAxes(d))
+    names.push_back(mesh.getAxisNames()[axis]);
+  return spmd::LocalSizeOp::create(
+      b, op->getLoc(), b.getIndexType(), layout.getMesh(),
+      b.getArrayAttr(names),
+      b.getI64IntegerAttr(
+          cast<RankedTensorType>(global.getValue()).getDimSize(d)));
+}
+
 /// A collective that changes the shape reads its input and writes a fresh
 /// buffer: it never aliases, so bufferization never copies around it.
 template <typename OpTy>
@@ -93,22 +126,42 @@ struct CollectiveBufferizeModel : public BufferizableOpInterface::ExternalModel<
     rewriter.setInsertionPoint(op);
     SmallVector<Value> dynamicSizes;
     auto inType = cast<RankedTensorType>(input.getType());
+    std::optional<int64_t> splitDim = chunkedDim(op);
+    std::optional<int64_t> joinDim = joinedDim(op);
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       if (!resultType.isDynamicDim(d))
         continue;
-      // A dim the collective splits over the group: this member's chunk of
-      // the (static) input size, from the mesh coordinates at run time.
-      std::optional<int64_t> splitDim = chunkedDim(op);
-      if (!splitDim || *splitDim != d || inType.isDynamicDim(d))
-        return op->emitOpError()
-               << "with dynamic result dim " << d
-               << " is not supported by spmd-bufferize yet (only a chunked "
-                  "dim of a static input)";
-      auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-      auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-      dynamicSizes.push_back(spmd::PlanChunkSizeOp::create(
-          rewriter, op->getLoc(), rewriter.getIndexType(), mesh, axes,
-          rewriter.getI64IntegerAttr(inType.getDimSize(d))));
+      if (splitDim && *splitDim == d && !inType.isDynamicDim(d)) {
+        // A dim the collective splits over the group: this member's chunk
+        // of the (static) input size, from the mesh coordinates at run time.
+        auto mesh = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+        auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+        dynamicSizes.push_back(spmd::PlanChunkSizeOp::create(
+            rewriter, op->getLoc(), rewriter.getIndexType(), mesh, axes,
+            rewriter.getI64IntegerAttr(inType.getDimSize(d))));
+        continue;
+      }
+      if ((!splitDim || *splitDim != d) && (!joinDim || *joinDim != d)) {
+        // A dim the collective leaves alone (uneven on another mesh axis,
+        // as a tensor sharded on two dims gathered one dim at a time): the
+        // input's size.
+        dynamicSizes.push_back(
+            memref::DimOp::create(rewriter, op->getLoc(), *in, d));
+        continue;
+      }
+      // A split or joined dim of an input uneven on another axis too (two
+      // mesh axes nested on one dim): this rank's chunk of the global size
+      // by the result's layout, as spmd-partition recorded it.
+      if (Value size = layoutSize(rewriter, op, d)) {
+        dynamicSizes.push_back(size);
+        continue;
+      }
+      return op->emitOpError()
+             << "with dynamic result dim " << d
+             << " is not supported by spmd-bufferize (a split or joined dim "
+                "of a dynamic input needs the result's '"
+             << spmd::SPMDDialect::kResultGlobalTypeAttrName << "' and '"
+             << spmd::SPMDDialect::kResultLayoutAttrName << "')";
     }
     auto memType =
         MemRefType::get(resultType.getShape(), resultType.getElementType());

@@ -82,3 +82,31 @@ func.func @offset_unknown_axis() -> index {
   %n = spmd.local_offset @mesh ["y"] of 13 : index
   return %n : index
 }
+
+// -----
+
+// The result sizes recorded on a collective come as a pair.
+spmd.mesh @mesh ["x"=2, "y"=2]
+func.func @result_layout_alone(%a: tensor<?x5xf32>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{'spmd.result_global_type' (a type) and 'spmd.result_layout' (a #spmd.layout) must be given together}}
+  %s = spmd.shard %a on @mesh ["y"] dim 0 {spmd.result_layout = #spmd.layout<@mesh, [S(0), S(0)]>} : tensor<?x5xf32> -> tensor<?x5xf32>
+  return %s : tensor<?x5xf32>
+}
+
+// -----
+
+spmd.mesh @mesh ["x"=2, "y"=2]
+func.func @result_global_rank(%a: tensor<?x5xf32>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{'spmd.result_global_type' must be a ranked tensor type of the single result's rank and element type}}
+  %s = spmd.shard %a on @mesh ["y"] dim 0 {spmd.result_global_type = tensor<9xf32>, spmd.result_layout = #spmd.layout<@mesh, [S(0), S(0)]>} : tensor<?x5xf32> -> tensor<?x5xf32>
+  return %s : tensor<?x5xf32>
+}
+
+// -----
+
+spmd.mesh @mesh ["x"=2, "y"=2]
+func.func @result_layout_bad_dim(%a: tensor<?x5xf32>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{placement S(2) on mesh axis 'y' shards dim 2 of a rank-2 tensor}}
+  %s = spmd.shard %a on @mesh ["y"] dim 0 {spmd.result_global_type = tensor<9x5xf32>, spmd.result_layout = #spmd.layout<@mesh, [S(0), S(2)]>} : tensor<?x5xf32> -> tensor<?x5xf32>
+  return %s : tensor<?x5xf32>
+}

@@ -10,7 +10,7 @@ func.func @chain(%x: tensor<5x6xf32> {spmd.layout = #spmd.layout<@m, [S(0), S(0)
     -> (tensor<3x6xf32> {spmd.layout = #spmd.layout<@m, [S(1), R]>},
         tensor<5x2x3xf32> {spmd.layout = #spmd.layout<@m, [R, S(0)]>},
         tensor<4x4xf32> {spmd.layout = #spmd.layout<@m, [S(1), S(0)]>}) {
-  // CHECK: %[[G:.*]] = spmd.all_gather %[[X]] on @m ["b"] dim 0 : tensor<?x6xf32> -> tensor<?x6xf32>
+  // CHECK: %[[G:.*]] = spmd.all_gather %[[X]] on @m ["b"] dim 0 {spmd.result_global_type = tensor<5x6xf32>, spmd.result_layout = #spmd.layout<@m, [S(0), R]>} : tensor<?x6xf32> -> tensor<?x6xf32>
   // CHECK-NEXT: %[[A:.*]] = spmd.all_to_all %[[G]] on @m ["a"] split 1 concat 0 : tensor<?x6xf32> -> tensor<5x3xf32>
   %c1 = spmd.constrain %x to #spmd.layout<@m, [S(0), R]> : tensor<5x6xf32>
   %c2 = spmd.constrain %c1 to #spmd.layout<@m, [S(1), R]> : tensor<5x6xf32>

@@ -52,8 +52,8 @@ func.func @s1s1_to_s1s2(%x: tensor<8x8x8xf32> {spmd.layout = #spmd.layout<@m, [S
 // Uneven 5x7x3: still one all_to_all each.
 // CHECK-LABEL: func.func @uneven
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x3xf32>
-// CHECK-NEXT: %[[A:.*]] = spmd.all_to_all %[[X]] on @m ["b"] split 0 concat 1 : tensor<?x?x3xf32> -> tensor<?x7x3xf32>
-// CHECK-NEXT: %[[B:.*]] = spmd.all_to_all %{{.*}} on @m ["b"] split 2 concat 1 : tensor<5x?x3xf32> -> tensor<5x?x?xf32>
+// CHECK-NEXT: %[[A:.*]] = spmd.all_to_all %[[X]] on @m ["b"] split 0 concat 1 {spmd.result_global_type = tensor<5x7x3xf32>, spmd.result_layout = #spmd.layout<@m, [S(0), S(0)]>} : tensor<?x?x3xf32> -> tensor<?x7x3xf32>
+// CHECK-NEXT: %[[B:.*]] = spmd.all_to_all %{{.*}} on @m ["b"] split 2 concat 1 {spmd.result_global_type = tensor<5x7x3xf32>, spmd.result_layout = #spmd.layout<@m, [S(1), S(2)]>} : tensor<5x?x3xf32> -> tensor<5x?x?xf32>
 // CHECK-NEXT: return %[[A]], %[[B]]
 func.func @uneven(%x: tensor<5x7x3xf32> {spmd.layout = #spmd.layout<@m, [S(0), S(1)]>},
                   %y: tensor<5x7x3xf32> {spmd.layout = #spmd.layout<@m, [S(1), S(1)]>})

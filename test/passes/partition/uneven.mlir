@@ -73,7 +73,7 @@ func.func @rows3(%x: tensor<3x5xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
 // CHECK: math.exp
 // CHECK: } -> tensor<?x4xf32>
 // Only the inner axis b may be gathered alone.
-// CHECK-NEXT: %[[I:.*]] = spmd.all_gather %[[G]] on @m ["b"] dim 0 : tensor<?x4xf32> -> tensor<?x4xf32>
+// CHECK-NEXT: %[[I:.*]] = spmd.all_gather %[[G]] on @m ["b"] dim 0 {spmd.result_global_type = tensor<5x4xf32>, spmd.result_layout = #spmd.layout<@m, [S(0), R]>} : tensor<?x4xf32> -> tensor<?x4xf32>
 // CHECK-NEXT: %[[O:.*]] = spmd.all_gather %[[G]] on @m ["a", "b"] dim 0 : tensor<?x4xf32> -> tensor<5x4xf32>
 // CHECK-NEXT: return %[[I]], %[[O]]
 func.func @nested5(%x: tensor<5x4xf32> {spmd.layout = #spmd.layout<@m, [S(0), S(0)]>})

@@ -2,7 +2,10 @@
 
 spmd.mesh @mesh ["tp"=4]
 func.func @dynamic_gather(%x: tensor<?x16xf32>) -> tensor<13x16xf32> {
-  // expected-error @+2 {{'spmd.all_gather' op with dynamic result dim 0 is not supported by spmd-bufferize yet (only a chunked dim of a static input)}}
+  // A hand-written gather of a dynamic dim to a dynamic dim: without the
+  // result's global type and layout (spmd-partition records them) its size
+  // is unknown.
+  // expected-error @+2 {{'spmd.all_gather' op with dynamic result dim 0 is not supported by spmd-bufferize (a split or joined dim of a dynamic input needs the result's 'spmd.result_global_type' and 'spmd.result_layout')}}
   // expected-error @+1 {{failed to bufferize op}}
   %g = spmd.all_gather %x on @mesh ["tp"] dim 0 : tensor<?x16xf32> -> tensor<?x16xf32>
   %c = tensor.cast %g : tensor<?x16xf32> to tensor<13x16xf32>
