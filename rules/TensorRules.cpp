@@ -109,14 +109,18 @@ sliceRule(OffsetSizeAndStrideOpInterface op, RankedTensorType wholeType,
           const llvm::SmallBitVector &dropped, unsigned whole, unsigned part,
           ArrayRef<unsigned> wholeLike, SmallVector<unsigned> altOperands) {
   ShardingRule rule = emptyRule(op);
-  if (dropped.any())
-    return rule;
+  // A rank-reducing slice (x[..., 0] as select writes it) drops unit dims:
+  // the slice's dim of whole dim d is d less the dropped dims before it.
+  int64_t partDim = 0;
   for (int64_t d = 0; d < wholeType.getRank(); ++d) {
+    if (dropped.test(d))
+      continue;
+    int64_t p = partDim++;
     if (!isWholeDim(op, d, wholeType.getDimSize(d)))
       continue;
     int f = rule.addFactor({Factor::Kind::Parallel, wholeType.getDimSize(d)});
     (*rule.slotDims[whole])[d] = f;
-    (*rule.slotDims[part])[d] = f;
+    (*rule.slotDims[part])[p] = f;
     for (unsigned s : wholeLike)
       (*rule.slotDims[s])[d] = f;
   }

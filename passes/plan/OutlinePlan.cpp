@@ -146,6 +146,113 @@ bool isZeroFill(Operation *op, Value buffer) {
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
+/// The size of dim `d` of buffer `v` as a value the plan can evaluate, by
+/// looking through the views and allocations that define it: a dim of a
+/// reshaped, sliced or cast buffer becomes the dim of the buffer beneath or
+/// the size the allocation was given (a rank-dependent size). Null when it
+/// cannot be resolved without arithmetic.
+Value resolveDimOp(OpBuilder &b, memref::DimOp dim);
+
+Value resolveDim(OpBuilder &b, Location loc, Value v, int64_t d) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  if (!type || d < 0 || d >= type.getRank())
+    return {};
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return memref::DimOp::create(b, loc, v, d);
+  if (auto alloc = dyn_cast<memref::AllocOp>(def))
+    return alloc.getDynamicSizes()[type.getDynamicDimIndex(d)];
+  if (auto buffer = dyn_cast<spmd::PlanBufferOp>(def))
+    return buffer.getDynamicSizes()[type.getDynamicDimIndex(d)];
+  if (auto cast = dyn_cast<memref::CastOp>(def))
+    return resolveDim(b, loc, cast.getSource(), d);
+  if (auto sub = dyn_cast<memref::SubViewOp>(def)) {
+    // The result dim of a (possibly rank-reducing) subview: its size.
+    llvm::SmallBitVector dropped = sub.getDroppedDims();
+    int64_t r = 0;
+    for (auto [i, size] : llvm::enumerate(sub.getMixedSizes())) {
+      if (dropped.test(i))
+        continue;
+      if (r++ != d)
+        continue;
+      if (auto value = dyn_cast<Value>(size))
+        return value.getDefiningOp<memref::DimOp>()
+                   ? resolveDimOp(b, value.getDefiningOp<memref::DimOp>())
+                   : value;
+      return {};
+    }
+    return {};
+  }
+  // A reshape keeps a dynamic dim's size when the rest of its group is 1s.
+  auto single = [&](ArrayRef<int64_t> shape,
+                    ReassociationIndices group) -> std::optional<int64_t> {
+    std::optional<int64_t> dynamic;
+    for (int64_t i : group) {
+      if (ShapedType::isDynamic(shape[i])) {
+        if (dynamic)
+          return std::nullopt;
+        dynamic = i;
+      } else if (shape[i] != 1) {
+        return std::nullopt;
+      }
+    }
+    return dynamic;
+  };
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+    auto group = collapse.getReassociationIndices()[d];
+    if (auto s = single(collapse.getSrcType().getShape(), group))
+      return resolveDim(b, loc, collapse.getSrc(), *s);
+    return {};
+  }
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(def)) {
+    for (auto [s, group] : llvm::enumerate(expand.getReassociationIndices()))
+      if (llvm::is_contained(group, d)) {
+        if (single(type.getShape(), group) == d)
+          return resolveDim(b, loc, expand.getSrc(), s);
+        return {};
+      }
+    return {};
+  }
+  return {};
+}
+
+Value resolveDimOp(OpBuilder &b, memref::DimOp dim) {
+  std::optional<int64_t> index = dim.getConstantIndex();
+  if (!index)
+    return {};
+  if (isa<BlockArgument>(dim.getSource()))
+    return dim.getResult();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(dim);
+  return resolveDim(b, dim.getLoc(), dim.getSource(), *index);
+}
+
+/// memref.dim of views and allocations, replaced by the sizes they stand
+/// for, so that kernels take rank-dependent sizes as scalar arguments.
+void resolveDims(Block &body) {
+  OpBuilder b(body.getParentOp()->getContext());
+  SmallVector<memref::DimOp> dims;
+  for (Operation &op : body)
+    if (auto dim = dyn_cast<memref::DimOp>(op))
+      dims.push_back(dim);
+  for (memref::DimOp dim : dims) {
+    if (isa<BlockArgument>(dim.getSource()))
+      continue;
+    Value size = resolveDimOp(b, dim);
+    if (size && size != dim.getResult() &&
+        !(size.getDefiningOp<memref::DimOp>() &&
+          !isa<BlockArgument>(
+              size.getDefiningOp<memref::DimOp>().getSource()))) {
+      dim.getResult().replaceAllUsesWith(size);
+      dim.erase();
+    } else if (size && size.getDefiningOp() && size.use_empty()) {
+      size.getDefiningOp()->erase();
+    }
+  }
+}
+
 /// A buffer a communication or copy step cannot take as it is: a strided
 /// view (x[..., ::2] of RoPE, a slice of a row) or one a kernel must
 /// compute.
@@ -175,13 +282,22 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
       if (!needsContiguousCopy(v))
         continue;
       auto type = cast<MemRefType>(v.getType());
-      if (!type.hasStaticShape())
-        return op->emitOpError()
-               << "reads or writes a strided view with dynamic sizes ("
-               << type << "), which a plan step cannot take";
-      auto plain = MemRefType::get(type.getShape(), type.getElementType());
       rewriter.setInsertionPoint(op);
-      Value buffer = memref::AllocOp::create(rewriter, op->getLoc(), plain);
+      SmallVector<Value> sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (!type.isDynamicDim(d))
+          continue;
+        // An uneven shard's rows: the rank-dependent size of the view.
+        Value size = resolveDim(rewriter, op->getLoc(), v, d);
+        if (!size)
+          return op->emitOpError()
+                 << "reads or writes a strided view whose dim " << d
+                 << " has a size the plan cannot evaluate (" << type << ")";
+        sizes.push_back(size);
+      }
+      auto plain = MemRefType::get(type.getShape(), type.getElementType());
+      Value buffer =
+          memref::AllocOp::create(rewriter, op->getLoc(), plain, sizes);
       bool isInput = v == input && operand.getOperandNumber() == 0;
       if (isInput) {
         linalg::CopyOp::create(rewriter, op->getLoc(), v, buffer);
@@ -237,6 +353,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
         rewriter.eraseOp(prev);
       }
     }
+    resolveDims(body);
     if (failed(materializeStepViews(body, rewriter)))
       return failure();
     SmallVector<Operation *> ops;
