@@ -18,17 +18,36 @@ model -> dict); the styles are importable from spmd_torch.
 import argparse
 import importlib.util
 import json
+import logging
 import os
 import sys
+import traceback
 
 import torch
 import torch.nn.functional as F
 
 
+class _UsageError(Exception):
+    """A mistake in the command line or the files it names."""
+
+
+# What export() is doing, for the error line: a failure deep in PyTorch or
+# in the user's model code is reported with the stage it happened in.
+_stage = ["starting"]
+_user_files = []
+
+
+def _set_stage(text):
+    _stage[0] = text
+
+
 def _load_file(path, name):
+    if not os.path.isfile(path):
+        raise _UsageError(f"no such file '{path}'")
+    _user_files.append(os.path.abspath(path))
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
-        raise SystemExit(f"spmd_torch: cannot load '{path}'")
+        raise _UsageError(f"cannot load '{path}'")
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(mod)
@@ -44,7 +63,7 @@ def _shape(text):
 def _dtype(name):
     d = getattr(torch, name, None)
     if not isinstance(d, torch.dtype):
-        raise SystemExit(f"spmd_torch: unknown dtype '{name}'")
+        raise _UsageError(f"unknown dtype '{name}'")
     return d
 
 
@@ -135,43 +154,52 @@ def export(args):
 
     torch.manual_seed(args.seed)
     if ":" not in args.model:
-        raise SystemExit("spmd_torch: model must be file.py:Name")
+        raise _UsageError("model must be file.py:Name")
     path, name = args.model.rsplit(":", 1)
+    _set_stage(f"loading model file '{path}'")
     mod = _load_file(path, "spmd_user_model")
     factory = getattr(mod, name, None)
     if factory is None:
-        raise SystemExit(f"spmd_torch: '{path}' has no '{name}'")
-    model = factory(**json.loads(args.model_args))
+        raise _UsageError(f"'{path}' has no '{name}'")
+    _set_stage(f"building the model {args.model}")
+    try:
+        model_args = json.loads(args.model_args)
+    except json.JSONDecodeError as e:
+        raise _UsageError(f"--model-args is not JSON: {e}")
+    model = factory(**model_args)
     model = model.to(_dtype(args.dtype))
 
     plan = None
+    _set_stage("reading the parallel plan")
     if args.plan == "hf":
         from .plans import hf_tp_plan
         plan = hf_tp_plan(model)
     elif args.plan:
         pmod = _load_file(args.plan, "spmd_user_plan")
         if not hasattr(pmod, "plan"):
-            raise SystemExit(f"spmd_torch: plan file '{args.plan}' defines no `plan`")
+            raise _UsageError(f"plan file '{args.plan}' defines no `plan`")
         plan = pmod.plan
 
     # The batch.
+    _set_stage("making the example batch")
     if hasattr(mod, "example_batch") and not args.input_shape:
         batch = tuple(mod.example_batch(model, _shape(args.batch_shape)))
         if args.mode == "infer":
             batch = batch[:-1] if len(batch) > 1 else batch
     else:
         if not args.input_shape:
-            raise SystemExit("spmd_torch: give --input-shape (or define example_batch)")
+            raise _UsageError("give --input-shape (or define example_batch)")
         batch = (_random(_shape(args.input_shape), _dtype(args.input_dtype),
                          args.input_high),)
         if args.mode == "train" and args.loss != "none":
             if not args.target_shape:
-                raise SystemExit("spmd_torch: give --target-shape for training")
+                raise _UsageError("give --target-shape for training")
             batch += (_random(_shape(args.target_shape), _dtype(args.target_dtype),
                               args.target_high),)
     batch = tuple(t.to(_dtype(args.dtype)) if t.is_floating_point() else t
                   for t in batch)
 
+    _set_stage(f"exporting {args.model} ({args.mode} mode) with torch.export")
     if args.mode == "infer":
         prog = export_forward(model, batch, mesh=args.mesh, plan=plan,
                               data_parallel=args.data_parallel,
@@ -205,6 +233,7 @@ def export(args):
                                  gather_form=args.embedding,
                                  feedback_order=args.feedback_order,
                                  capture=args.capture)
+    _set_stage(f"writing '{args.output}'")
     with open(args.output, "w") as f:
         f.write(prog.text)
     if args.metadata:
@@ -215,12 +244,13 @@ def export(args):
     try:
         steps = sorted({int(k) for k in args.steps.split(",")})
     except ValueError:
-        raise SystemExit(f"spmd_torch: bad --steps '{args.steps}'")
+        raise _UsageError(f"bad --steps '{args.steps}'")
     if steps[0] < 1:
-        raise SystemExit("spmd_torch: --steps must be at least 1")
+        raise _UsageError("--steps must be at least 1")
     if steps != [1] and (args.mode != "train" or not args.save_outputs):
-        raise SystemExit("spmd_torch: --steps is for --save-outputs in train mode")
+        raise _UsageError("--steps is for --save-outputs in train mode")
     outs = None
+    _set_stage("running PyTorch on the example batch for --save-outputs/--check")
     if args.save_outputs or args.check:
         with torch.no_grad():
             outs = prog.graph(*[t.detach() for t in prog.inputs])
@@ -308,14 +338,47 @@ def _save(folder, prefix, tensors):
         np.save(os.path.join(folder, f"{prefix}{i}.npy"), t.numpy())
 
 
+def _where(exc):
+    """' (at file.py:LINE in fn)' for the innermost frame of the user's model
+    or plan file in the exception's traceback (or its causes')."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if os.path.abspath(frame.filename) in _user_files:
+                found = frame
+        if found:
+            return (f" (at {os.path.basename(found.filename)}:{found.lineno} "
+                    f"in {found.name})")
+        exc = exc.__cause__ or exc.__context__
+    return ""
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv=None):
     from .builder import UnsupportedOpError
     args = build_parser().parse_args(argv)
+    # PyTorch logs the tracebacks of failed fake-tensor runs itself; the CLI
+    # reports every failure as one error line instead.
+    for name in ("torch._subclasses.fake_tensor", "torch.export",
+                 "torch._export", "torch.fx.experimental.symbolic_shapes"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         if args.command == "export":
             return export(args)
-    except (UnsupportedOpError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (UnsupportedOpError, ValueError, _UsageError) as e:
+        print(f"error: {_first_line(e)}{_where(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # from the model's code or PyTorch: no traceback
+        print(f"error: {_stage[0]}: {type(e).__name__}: {_first_line(e)}"
+              f"{_where(e)}", file=sys.stderr)
         return 1
     return 2
 

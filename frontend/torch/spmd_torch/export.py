@@ -322,10 +322,17 @@ def _export_decompositions():
 
 
 def _export_error(what, model, e):
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else type(e).__name__
+    # A construct torch.export cannot trace (rather than an error in the
+    # model or its inputs, such as a shape mismatch): make_fx may do.
+    hint = ""
+    if type(e).__module__.startswith(("torch._dynamo", "torch.export",
+                                      "torch.fx.experimental.symbolic")):
+        hint = " (try capture='make_fx', --capture make_fx)"
     return UnsupportedOpError(
         f"torch.export could not capture {what} of {type(model).__name__}: "
-        f"{str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__} "
-        "(try capture='make_fx', --capture make_fx)")
+        f"{first}{hint}")
 
 
 class _LossModule(torch.nn.Module):
@@ -567,8 +574,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
         for i in range(nP):
             flat[i].requires_grad_(True)
-        gm = make_fx(traced, decomposition_table=_core_decompositions(),
-                     tracing_mode=mode)(*flat)
+        gm = _trace(traced, mode, flat)
         for i in range(nP):
             flat[i] = flat[i].detach()
     finally:
@@ -677,6 +683,14 @@ def _output_metas(gm):
     return []
 
 
+def _trace(fn, mode, flat):
+    """make_fx with the core ATen decompositions. Fake tracing lets the
+    exported graph's real constants (lifted tensors) in."""
+    return make_fx(fn, decomposition_table=_core_decompositions(),
+                   tracing_mode=mode,
+                   _allow_non_fake_inputs=mode == "fake")(*flat)
+
+
 def _tracing_mode(tensors, mode):
     """Real tensors unless PyTorch's CPU kernels lack the dtype (float16)."""
     if mode is not None:
@@ -735,8 +749,7 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
         else:
             raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
         with torch.no_grad():
-            gm = make_fx(fwd, decomposition_table=_core_decompositions(),
-                         tracing_mode=mode)(*flat)
+            gm = _trace(fwd, mode, flat)
     finally:
         for h in handles:
             h.remove()
