@@ -35,7 +35,7 @@ def llama(layers=2, dim=768, vocab=8192, seq=256):
     heads = dim // 64
     cfg = transformers.LlamaConfig(vocab_size=vocab, hidden_size=dim,
         intermediate_size=int(dim * 8 / 3) // 64 * 64, num_attention_heads=heads,
-        num_key_value_heads=max(heads // 3, 1), num_hidden_layers=layers,
+        num_key_value_heads=max(heads // 4, 1), num_hidden_layers=layers,
         max_position_embeddings=seq)
     return transformers.LlamaForCausalLM(cfg)
 def example_batch(model, shape):
@@ -94,10 +94,11 @@ def jax_compile(layers, dim, dp, tp):
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     vocab, seq, batch = 8192, 256, 2 * dp
     heads = dim // 64
-    kv = max(heads // 3, 1)
+    kv = max(heads // 4, 1)
     hidden = int(dim * 8 / 3) // 64 * 64
     hd = dim // heads
-    mesh = Mesh(jax.numpy.array(jax.devices()).reshape(dp, tp), ("dp", "tp"))
+    import numpy as np
+    mesh = Mesh(np.array(jax.devices()).reshape(dp, tp), ("dp", "tp"))
 
     def sh(*spec):
         return NamedSharding(mesh, P(*spec))
