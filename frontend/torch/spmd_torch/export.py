@@ -536,10 +536,15 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
         return finish(params, buffers, state, step, loss, grads)
 
-    flat = [p.detach().clone() for _, p in named_params]
+    # Parameters and optimizer state are only read by the traced step (it is
+    # functional), so the example values alias the model's tensors instead
+    # of copying them: a 32-layer model's export would otherwise hold every
+    # parameter and state tensor twice. Buffers are copied: model code run
+    # by make_fx capture could update them in place.
+    flat = [p.detach() for _, p in named_params]
     flat += [b.detach().clone() for _, b in named_buffers]
     for row in states:
-        flat += [s.detach().clone() for s in row]
+        flat += [s.detach() for s in row]
     if uses_step:
         flat.append(torch.tensor(float(step0), dtype=torch.float32))
     flat += [t.detach().clone() for t in batch]

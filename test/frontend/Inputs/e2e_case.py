@@ -6,6 +6,10 @@ program), and compare every result with PyTorch's (compare_npy.py).
 
   e2e_case.py NAME WORKDIR RANKS [TOL] -- EXPORT ARGS...
 
+TOL (default 1e-4) bounds the comparison with PyTorch; one above 1e-3 (a
+bf16 model, whose f32 loss inherits bf16 rounding) is also spmd-run's
+--atol/--rtol.
+
 Prints the plan's collectives and one line per stage:
 
   NAME: exported (N args, M results)
@@ -47,9 +51,11 @@ with open(f"{d}/meta.json") as f:
     meta = json.load(f)
 print(f"{name}: exported ({len(meta['args'])} args, {len(meta['results'])} results)")
 for steps in (1, 3):
+    tols = ["--atol", tol, "--rtol", tol] if float(tol) > 1e-3 else []
     out = run(["spmd-run", f"{d}/step.mlir", "--ranks", ranks, "--input-dir",
                f"{d}/in", "--output-dir", f"{d}/out{steps}", "--check",
-               "--steps", str(steps), "--print-plan"], f"spmd-run --steps {steps}")
+               "--steps", str(steps), "--print-plan", *tols],
+              f"spmd-run --steps {steps}")
     if steps == 1:
         for line in out.splitlines():
             if line.startswith("collectives:"):
