@@ -130,6 +130,9 @@ struct CompilePipelineOptions
 
 void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition,
                                 bool scheduleCollectives) {
+  // Random ops become index-based Philox generics on every path
+  // (partitioned or not): the reference of --check draws the same values.
+  pm.addPass(createSPMDExpandRandom());
   pm.addPass(std::make_unique<CompilePartitionStep>(partition.str()));
   // Helper functions are inlined into the entries: a schedule is one
   // straight-line sequence of steps.

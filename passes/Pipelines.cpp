@@ -31,6 +31,7 @@ struct PartitionPipelineOptions
 static void
 buildPartitionPipelineWith(OpPassManager &pm,
                            const PartitionPipelineOptions &options) {
+  pm.addPass(spmd::createSPMDExpandRandom());
   pm.addNestedPass<func::FuncOp>(spmd::createSPMDFoldReshapes());
   spmd::SPMDPropagateOptions propagate;
   propagate.explain = options.explain;

@@ -2,6 +2,8 @@
 
 #include "dialects/spmd/SPMDOps.h"
 
+#include <cmath>
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringSet.h"
@@ -96,6 +98,41 @@ std::optional<int64_t> MeshOp::getAxisIndex(StringRef name) {
     if (cast<StringAttr>(attr).getValue() == name)
       return static_cast<int64_t>(i);
   return std::nullopt;
+}
+
+LogicalResult RandomOp::verify() {
+  StringRef kind = getDistribution();
+  double a = getA().convertToDouble(), b = getB().convertToDouble();
+  Type element = getType().getElementType();
+  if (kind == "uniform") {
+    if (!isa<FloatType>(element))
+      return emitOpError() << "uniform needs a float result, got " << element;
+    if (!(a <= b) || !std::isfinite(a) || !std::isfinite(b))
+      return emitOpError() << "uniform needs finite bounds with a <= b, got ["
+                           << a << ", " << b << ")";
+  } else if (kind == "normal") {
+    if (!isa<FloatType>(element))
+      return emitOpError() << "normal needs a float result, got " << element;
+    if (!(b >= 0) || !std::isfinite(a) || !std::isfinite(b))
+      return emitOpError() << "normal needs a finite mean and a standard "
+                              "deviation >= 0, got "
+                           << a << ", " << b;
+  } else if (kind == "bernoulli") {
+    if (!isa<FloatType, IntegerType>(element))
+      return emitOpError() << "bernoulli needs a float or integer result, got "
+                           << element;
+    if (!(a >= 0 && a <= 1))
+      return emitOpError() << "bernoulli needs a probability in [0, 1], got "
+                           << a;
+  } else {
+    return emitOpError() << "unknown distribution '" << kind
+                         << "' (uniform, normal or bernoulli)";
+  }
+  if (std::optional<uint64_t> offset = getOffset())
+    if (static_cast<int64_t>(*offset) < 0)
+      return emitOpError() << "offset " << static_cast<int64_t>(*offset)
+                           << " is negative";
+  return success();
 }
 
 LogicalResult MeshOp::verify() {

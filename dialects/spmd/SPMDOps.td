@@ -261,4 +261,52 @@ def SPMD_LocalOffsetOp : SPMD_Op<"local_offset", [Pure,
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Random numbers that do not depend on the sharding
+//===----------------------------------------------------------------------===//
+
+// A 0-d i64 tensor (the random ops' seed and step), buildable so that the
+// assembly format need not spell its type.
+def SPMD_I64Scalar : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
+
+def SPMD_RandomOp : SPMD_Op<"random", [Pure]> {
+  let summary = "counter-based random numbers, a pure function of the global index";
+  let description = [{
+    A tensor of random numbers whose element at global (row-major) index
+    `i` is a pure function of `(seed, step, offset + i)`: Philox4x32-10
+    keyed by the 64-bit `seed`, with counter `(offset + i, step)`. Since no
+    element depends on any other, every layout, mesh and rank count gives
+    bit-identical global values: partitioning needs no communication, each
+    rank computes its shard's elements from their global indices (uneven and
+    empty shards included).
+
+    `distribution` with its parameters `a`, `b`:
+    * `uniform`: in [a, b) (24 random bits of a float32 in [0, 1), scaled);
+    * `normal`: mean a, standard deviation b (Box-Muller on two draws);
+    * `bernoulli`: 1 with probability a, else 0 (a dropout keep mask is
+      `bernoulli` with the keep probability).
+
+    `offset` places the op's elements in the step's counter space: each
+    random op of a program takes a disjoint range. Where it is absent,
+    `spmd-expand-random` allocates the ranges in program order. `seed` and
+    `step` are 0-d i64 tensors, typically program arguments, so a training
+    loop draws fresh values every step and stays reproducible from its seed.
+
+    ```mlir
+    %keep = spmd.random "bernoulli"(0.9, 0.0) seed %seed step %step : tensor<8x16xf32>
+    %w = spmd.random "normal"(0.0, 0.02) seed %seed step %step {offset = 128 : i64} : tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins SPMD_I64Scalar:$seed, SPMD_I64Scalar:$step,
+                       StrAttr:$distribution, F64Attr:$a, F64Attr:$b,
+                       OptionalAttr<I64Attr>:$offset);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $distribution `(` $a `,` $b `)` `seed` $seed `step` $step attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // SPMD_OPS_TD

@@ -11,6 +11,29 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SPMDExpandRandom : Pass<"spmd-expand-random", "mlir::ModuleOp"> {
+  let summary = "write every spmd.random as a linalg.generic computing "
+                "Philox4x32-10 from each element's global index";
+  let description = [{
+    Each `spmd.random` becomes a `linalg.generic` over its result (the
+    seed and the step as 0-d inputs) whose body computes the element's
+    global row-major index from `linalg.index`, adds the op's counter
+    `offset`, runs Philox4x32-10 keyed by the seed on the counter
+    `(offset + index, step)` and turns the words into the distribution's
+    value. Ops without an `offset` get disjoint ranges in program order
+    (after the ranges of ops that fix theirs).
+
+    Run before propagation (spmd-partition-pipeline and spmd-compile do):
+    the generic takes any layout, and partitioning turns its `linalg.index`
+    into the global index, so every rank computes its shard of the one
+    global stream, bit-identical whatever the layout, mesh or rank count.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
   let summary = "fold tensor reshapes into linalg ops by expanding their "
                 "iteration space, so that shardings of the expanded dims "

@@ -205,7 +205,7 @@ def export(args):
                               data_parallel=args.data_parallel,
                               dp_axis=args.dp_axis, tp_axis=args.tp_axis,
                               fsdp=args.fsdp, gather_form=args.embedding,
-                              capture=args.capture)
+                              capture=args.capture, rng_seed=args.seed)
     else:
         if args.loss == "none":
             loss_fn = None
@@ -232,7 +232,7 @@ def export(args):
                                  constrain_grads=args.constrain_grads,
                                  gather_form=args.embedding,
                                  feedback_order=args.feedback_order,
-                                 capture=args.capture)
+                                 capture=args.capture, rng_seed=args.seed)
     _set_stage(f"writing '{args.output}'")
     with open(args.output, "w") as f:
         f.write(prog.text)
@@ -304,6 +304,11 @@ def _torch_training(prog, model, batch, loss_fn, make_opt, steps):
                 t = opt.state[params[pname]][sname]
             elif r.kind == "buffer":
                 t = dict(ref.named_buffers())[r.name]
+            elif r.kind == "rng" and r.name == "rng.seed":
+                names = [a.name for a in prog.args]
+                t = prog.inputs[names.index("rng.seed")]
+            elif r.kind == "rng":  # the steps the generator has taken
+                t = torch.tensor(k, dtype=torch.int64)
             elif r.kind == "step":
                 t = torch.tensor(float(k), dtype=torch.float32)
             else:

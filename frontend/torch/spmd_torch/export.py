@@ -224,7 +224,7 @@ def _fsdp_gathers(lay, named_params, tp_of):
 
 
 def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
-          constrain_grads, gather_form, arg_constrains=None):
+          constrain_grads, gather_form, arg_constrains=None, rng_args=None):
     """Print the function twice: annotated (if a mesh) and plain."""
     def mark_handler(b, x, tag):
         if lay is None:
@@ -243,12 +243,13 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
         b.loc = node_loc
         return x
 
-    plain, params, results = Emitter(gm, None, gather_form).run(func_name)
+    plain, params, results = Emitter(gm, None, gather_form,
+                                     rng_args).run(func_name)
     if lay is None:
         return plain, plain
     arg_attrs = [f"spmd.layout = {a}" for a in arg_layouts]
     res_attrs = [f"spmd.layout = {a}" for a in res_layouts]
-    text, _, _ = Emitter(gm, mark_handler, gather_form).run(
+    text, _, _ = Emitter(gm, mark_handler, gather_form, rng_args).run(
         func_name, arg_attrs, res_attrs, arg_constrains=arg_constrains)
     return lay.mesh.mlir() + "\n\n" + text, plain
 
@@ -287,9 +288,6 @@ def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0,
     [b, h, t, d]): model code such as GPT-2's views the transposed result
     without a copy, which PyTorch's own decomposition (contiguous [b, h, t,
     d]) breaks ("Cannot view a tensor with shape ...")."""
-    if dropout_p:
-        raise UnsupportedOpError("scaled_dot_product_attention with dropout_p "
-                                 f"= {dropout_p} (random ops are not supported)")
     L, S = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
@@ -306,7 +304,11 @@ def _sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0,
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    out = torch.softmax(scores, dim=-1) @ value
+    probs = torch.softmax(scores, dim=-1)
+    if dropout_p:
+        # Attention dropout: a random op of the step (spmd.random).
+        probs = torch.nn.functional.dropout(probs, p=dropout_p, training=True)
+    out = probs @ value
     if out.dim() == 4:
         out = out.transpose(1, 2).contiguous().transpose(1, 2)
     return out
@@ -424,6 +426,7 @@ def _capture(module, model, inputs, named_params, named_buffers, what):
         ins = [key if kind == "const" else src[kind][key] for kind, key in sources]
         res = gm(*ins)
         return [res[i] for i in outs]
+    run.draws_random = _draws_random(gm.graph)
     return run
 
 
@@ -448,7 +451,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       constrain_grads=False, func_name="train_step",
                       optimizer_state=None, tracing_mode=None,
                       gather_form="onehot", feedback_order=False,
-                      capture="export"):
+                      capture="export", rng_seed=0):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -494,97 +497,35 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     uses_step = fopt.uses_step
 
     pass_buffers = feedback_order and nB > 0
-
-    def finish(params, buffers, state, step, loss, grads):
-        """The optimizer update and the results in canonical order: loss,
-        parameters, [buffers], state, [step], [grads]."""
-        new_params, new_state = [], []
-        for p, g, s in zip(params, grads, state):
-            np_, ns = fopt.update(p, g, s, step)
-            new_params.append(np_)
-            new_state.extend(ns)
-        res = [loss.detach()] + [p.detach() for p in new_params]
-        if pass_buffers:
-            # Unchanged, so that result i is the new argument i.
-            res += [b.clone() for b in buffers]
-        res += [s.detach() for s in new_state]
-        if uses_step:
-            res.append(step + 1)
-        if return_grads:
-            res.extend(g.detach() for g in grads)
-        return _permute(res, order)
-
-    def split(flat):
-        it = iter(flat)
-        params = [next(it) for _ in range(nP)]
-        buffers = [next(it) for _ in range(nB)]
-        state = [[next(it) for _ in range(nS)] for _ in range(nP)]
-        step = next(it) if uses_step else None
-        return params, buffers, state, step, list(it)
-
-    def make_fx_step(*flat):
-        # The make_fx capture: autograd traced through functional_call.
-        params, buffers, state, step, b = split(flat)
-        tensors = _bind(aliases, pnames, params)
-        tensors.update(_bind(aliases, bnames, buffers))
-        if loss_fn is None:
-            loss = functional_call(model, tensors, tuple(b))
-        else:
-            out = functional_call(model, tensors, tuple(b[:-1]))
-            loss = loss_fn(out, b[-1])
-        grads = torch.autograd.grad(loss, params, allow_unused=True)
-        grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
-        return finish(params, buffers, state, step, loss, grads)
-
-    # Parameters and optimizer state are only read by the traced step (it is
-    # functional), so the example values alias the model's tensors instead
-    # of copying them: a 32-layer model's export would otherwise hold every
-    # parameter and state tensor twice. Buffers are copied: model code run
-    # by make_fx capture could update them in place.
-    flat = [p.detach() for _, p in named_params]
-    flat += [b.detach().clone() for _, b in named_buffers]
-    for row in states:
-        flat += [s.detach() for s in row]
-    if uses_step:
-        flat.append(torch.tensor(float(step0), dtype=torch.float32))
-    flat += [t.detach().clone() for t in batch]
-
-    # Result order: canonical index of each result position.
-    nPB = nB if pass_buffers else 0
-    n_upd = nP + nPB + nP * nS + (1 if uses_step else 0)
-    n_res = 1 + n_upd + (nP if return_grads else 0)
-    order = list(range(n_res))
-    if feedback_order:
-        order = list(range(1, 1 + n_upd)) + [0] + list(range(1 + n_upd, n_res))
-
     registry = []
     handles = _install_marks(resolved, registry)
     try:
-        mode = _tracing_mode(flat, tracing_mode)
+        run = None
         if capture == "export":
             run = _capture(_LossModule(model, loss_fn), model, batch,
                            named_params, named_buffers, "the training step")
-
-            def export_step(*flat):
-                params, buffers, state, step, b = split(flat)
-                loss = run(params, buffers, b)[0]
-                grads = torch.autograd.grad(loss, params, allow_unused=True)
-                grads = [torch.zeros_like(p) if g is None else g
-                         for p, g in zip(params, grads)]
-                return finish(params, buffers, state, step, loss, grads)
-            traced = export_step
-        elif capture == "make_fx":
-            traced = make_fx_step
-        else:
+        elif capture != "make_fx":
             raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
-        for i in range(nP):
-            flat[i].requires_grad_(True)
-        gm = _trace(traced, mode, flat)
-        for i in range(nP):
-            flat[i] = flat[i].detach()
+        # A step that draws random numbers (dropout) takes the generator's
+        # seed and step as arguments and returns the next step.
+        uses_rng = run.draws_random if run else False
+        traced = _trace_step(model, loss_fn, fopt, run, aliases, pnames, bnames,
+                             nS, uses_step, uses_rng, pass_buffers,
+                             return_grads, feedback_order, states, step0,
+                             rng_seed, named_params, named_buffers, batch,
+                             tracing_mode)
+        if run is None and not uses_rng and _draws_random(traced[0].graph):
+            traced = _trace_step(model, loss_fn, fopt, run, aliases, pnames,
+                                 bnames, nS, uses_step, True, pass_buffers,
+                                 return_grads, feedback_order, states, step0,
+                                 rng_seed, named_params, named_buffers, batch,
+                                 tracing_mode)
+            uses_rng = True
+        gm, flat, order = traced
     finally:
         for h in handles:
             h.remove()
+    rng_index = nP + nB + nP * nS + (1 if uses_step else 0)
 
     # Argument and result descriptions (and layouts).
     tp_of = _param_tp_placements(model, resolved)
@@ -607,6 +548,11 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         pl = lay.full(0) if lay else None
         args.append(TensorInfo("step", "step", [], "float32", _pl_str(pl)))
         arg_layouts.append(lay.attr(pl, 0) if lay else None)
+    if uses_rng:
+        pl = lay.full(0) if lay else None
+        for name in ("rng.seed", "rng.step"):
+            args.append(TensorInfo(name, "rng", [], "int64", _pl_str(pl)))
+            arg_layouts.append(lay.attr(pl, 0) if lay else None)
     for i, t in enumerate(batch):
         pl = lay.batch(t.dim()) if lay else None
         args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
@@ -639,6 +585,12 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         args[si].updated_by = len(results)
         results.append(TensorInfo("step", "step", [], "float32", args[si].layout))
         res_layouts.append(arg_layouts[si])
+    if uses_rng:
+        for i in (rng_index, rng_index + 1):
+            args[i].updated_by = len(results)
+            results.append(TensorInfo(args[i].name, "rng", [], "int64",
+                                      args[i].layout))
+            res_layouts.append(arg_layouts[i])
     if return_grads:
         for i in range(n_param_args):
             results.append(TensorInfo(args[i].name + ".grad", "grad", args[i].shape,
@@ -652,12 +604,118 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             a.updated_by = where[a.updated_by]
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         constrain_grads, gather_form,
-                        _fsdp_gathers(lay, named_params, tp_of))
+                        _fsdp_gathers(lay, named_params, tp_of),
+                        (rng_index, rng_index + 1) if uses_rng else None)
     _check_result_types(gm, results)
     header = (f"spmd_torch train step of {type(model).__name__}, optimizer "
               f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
     return ExportedProgram(_module_text(text, header), func_name, "train", mesh,
                            args, results, flat, gm, _module_text(plain, header))
+
+
+def _draws_random(graph):
+    from .emit.random import RANDOM_OPS
+    return any(str(n.target) in RANDOM_OPS for n in graph.nodes
+               if n.op == "call_function")
+
+
+def _trace_step(model, loss_fn, fopt, run, aliases, pnames, bnames, nS,
+                uses_step, uses_rng, pass_buffers, return_grads,
+                feedback_order, states, step0, rng_seed, named_params,
+                named_buffers, batch, tracing_mode):
+    """The whole step traced by make_fx: (graph module, example arguments,
+    result order). With `run` (the torch.export capture of model + loss)
+    the exported graph is replayed and differentiated; without, the model
+    runs under make_fx itself."""
+    nP, nB = len(pnames), len(bnames)
+
+    def finish(params, buffers, state, step, rng, loss, grads):
+        """The optimizer update and the results in canonical order: loss,
+        parameters, [buffers], state, [step], [rng seed, step], [grads]."""
+        new_params, new_state = [], []
+        for p, g, s in zip(params, grads, state):
+            np_, ns = fopt.update(p, g, s, step)
+            new_params.append(np_)
+            new_state.extend(ns)
+        res = [loss.detach()] + [p.detach() for p in new_params]
+        if pass_buffers:
+            # Unchanged, so that result i is the new argument i.
+            res += [b.clone() for b in buffers]
+        res += [s.detach() for s in new_state]
+        if uses_step:
+            res.append(step + 1)
+        if uses_rng:
+            res += [rng[0].clone(), rng[1] + 1]
+        if return_grads:
+            res.extend(g.detach() for g in grads)
+        return _permute(res, order)
+
+    def split(flat):
+        it = iter(flat)
+        params = [next(it) for _ in range(nP)]
+        buffers = [next(it) for _ in range(nB)]
+        state = [[next(it) for _ in range(nS)] for _ in range(nP)]
+        step = next(it) if uses_step else None
+        rng = (next(it), next(it)) if uses_rng else None
+        return params, buffers, state, step, rng, list(it)
+
+    def grads_of(loss, params):
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        return [torch.zeros_like(p) if g is None else g
+                for p, g in zip(params, grads)]
+
+    def export_step(*flat):
+        params, buffers, state, step, rng, b = split(flat)
+        loss = run(params, buffers, b)[0]
+        return finish(params, buffers, state, step, rng, loss,
+                      grads_of(loss, params))
+
+    def make_fx_step(*flat):
+        # The make_fx capture: autograd traced through functional_call.
+        params, buffers, state, step, rng, b = split(flat)
+        tensors = _bind(aliases, pnames, params)
+        tensors.update(_bind(aliases, bnames, buffers))
+        if loss_fn is None:
+            loss = _as_loss(functional_call(model, tensors, tuple(b)))
+        else:
+            out = functional_call(model, tensors, tuple(b[:-1]))
+            loss = loss_fn(out, b[-1])
+        return finish(params, buffers, state, step, rng, loss,
+                      grads_of(loss, params))
+
+    # Parameters and optimizer state are only read by the traced step (it is
+    # functional), so the example values alias the model's tensors instead
+    # of copying them: a 32-layer model's export would otherwise hold every
+    # parameter and state tensor twice. Buffers are copied: model code run
+    # by make_fx capture could update them in place.
+    flat = [p.detach() for _, p in named_params]
+    flat += [b.detach().clone() for _, b in named_buffers]
+    for row in states:
+        flat += [s.detach() for s in row]
+    if uses_step:
+        flat.append(torch.tensor(float(step0), dtype=torch.float32))
+    if uses_rng:
+        flat += [torch.tensor(int(rng_seed), dtype=torch.int64),
+                 torch.tensor(0, dtype=torch.int64)]
+    flat += [t.detach().clone() for t in batch]
+
+    # Result order: canonical index of each result position.
+    nPB = nB if pass_buffers else 0
+    n_upd = nP + nPB + nP * nS + (1 if uses_step else 0) + (2 if uses_rng else 0)
+    n_res = 1 + n_upd + (nP if return_grads else 0)
+    order = list(range(n_res))
+    if feedback_order:
+        order = list(range(1, 1 + n_upd)) + [0] + list(range(1 + n_upd, n_res))
+
+    mode = _tracing_mode(flat, tracing_mode)
+    for i in range(nP):
+        flat[i].requires_grad_(True)
+    try:
+        gm = _trace(export_step if run else make_fx_step, mode, flat)
+    finally:
+        for i in range(nP):
+            flat[i] = flat[i].detach()
+    return gm, flat, order
 
 
 def _permute(values, order):
@@ -712,8 +770,10 @@ def _pl_str(pl):
 def export_forward(model, example_inputs, mesh=None, plan=None,
                    data_parallel=None, dp_axis="dp", tp_axis="tp",
                    func_name="forward", fsdp=False, tracing_mode=None,
-                   gather_form="onehot", capture="export"):
-    """Trace model(*example_inputs) (no grad) with params/buffers as args."""
+                   gather_form="onehot", capture="export", rng_seed=0):
+    """Trace model(*example_inputs) (no grad) with params/buffers as args
+    (and rng.seed, rng.step after the buffers when it draws random
+    numbers)."""
     mesh = _as_mesh(mesh)
     if data_parallel is None:
         data_parallel = mesh is not None and mesh.has_axis(dp_axis)
@@ -730,31 +790,47 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
     nP, nB = len(pnames), len(bnames)
     aliases = _aliases(model, named_params + named_buffers)
 
-    def make_fx_fwd(*flat):
-        tensors = _bind(aliases, pnames, flat[:nP])
-        tensors.update(_bind(aliases, bnames, flat[nP:nP + nB]))
-        out = functional_call(model, tensors, tuple(flat[nP + nB:]))
-        return pytree.tree_leaves(out)
+    # With random ops (dropout in train mode) the rng seed and step come
+    # after the buffers: k = 2 extra arguments the model does not see.
+    def make_fx_fwd(k):
+        def fwd(*flat):
+            tensors = _bind(aliases, pnames, flat[:nP])
+            tensors.update(_bind(aliases, bnames, flat[nP:nP + nB]))
+            out = functional_call(model, tensors, tuple(flat[nP + nB + k:]))
+            return pytree.tree_leaves(out)
+        return fwd
 
-    flat = [p.detach().clone() for _, p in named_params] + \
-        [b.detach().clone() for _, b in named_buffers] + \
-        [t.detach().clone() for t in inputs]
+    def example(k):
+        rng = [torch.tensor(int(rng_seed), dtype=torch.int64),
+               torch.tensor(0, dtype=torch.int64)][:k]
+        return [p.detach() for _, p in named_params] + \
+            [b.detach().clone() for _, b in named_buffers] + rng + \
+            [t.detach().clone() for t in inputs]
+
     registry = []
     handles = _install_marks(resolved, registry)
     try:
-        mode = _tracing_mode(flat, tracing_mode)
+        run = None
         if capture == "export":
             run = _capture(_ForwardModule(model), model, inputs, named_params,
                            named_buffers, "the forward pass")
-
-            def fwd(*flat):
-                return run(flat[:nP], flat[nP:nP + nB], flat[nP + nB:])
-        elif capture == "make_fx":
-            fwd = make_fx_fwd
-        else:
+        elif capture != "make_fx":
             raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
-        with torch.no_grad():
-            gm = _trace(fwd, mode, flat)
+        uses_rng = run.draws_random if run else False
+
+        def trace(k):
+            flat = example(k)
+            if run:
+                def fwd(*flat):
+                    return run(flat[:nP], flat[nP:nP + nB], flat[nP + nB + k:])
+            else:
+                fwd = make_fx_fwd(k)
+            with torch.no_grad():
+                return _trace(fwd, _tracing_mode(flat, tracing_mode), flat), flat
+        gm, flat = trace(2 if uses_rng else 0)
+        if run is None and _draws_random(gm.graph):
+            uses_rng = True
+            gm, flat = trace(2)
     finally:
         for h in handles:
             h.remove()
@@ -768,6 +844,11 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
         pl = lay.full(b.dim()) if lay else None
         args.append(_info(n, "buffer", b, _pl_str(pl)))
         arg_layouts.append(lay.attr(pl, b.dim()) if lay else None)
+    if uses_rng:
+        pl = lay.full(0) if lay else None
+        for name in ("rng.seed", "rng.step"):
+            args.append(TensorInfo(name, "rng", [], "int64", _pl_str(pl)))
+            arg_layouts.append(lay.attr(pl, 0) if lay else None)
     for i, t in enumerate(inputs):
         pl = lay.batch(t.dim()) if lay else None
         args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
@@ -781,7 +862,8 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
         res_layouts.append(lay.attr(pl, rank) if lay else None)
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         False, gather_form,
-                        _fsdp_gathers(lay, named_params, tp_of))
+                        _fsdp_gathers(lay, named_params, tp_of),
+                        (nP + nB, nP + nB + 1) if uses_rng else None)
     header = f"spmd_torch forward of {type(model).__name__}" + (
         f", mesh {dict(mesh.axes)}" if mesh else "")
     return ExportedProgram(_module_text(text, header), func_name, "infer", mesh,

@@ -55,3 +55,13 @@ def loss_fn(output, labels):
     # The model's own causal-LM loss on its logits.
     return transformers.loss.loss_utils.ForCausalLMLoss(
         output.logits, labels, vocab_size=VOCAB)
+
+
+def gpt2_dropout(**kw):
+    # GPT-2's own dropout (embeddings, attention probabilities, residuals).
+    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
+                                  n_layer=LAYERS, n_positions=SEQ,
+                                  resid_pdrop=0.1, embd_pdrop=0.1,
+                                  attn_pdrop=0.1, bos_token_id=0,
+                                  eos_token_id=0, **kw)
+    return transformers.GPT2LMHeadModel(cfg)

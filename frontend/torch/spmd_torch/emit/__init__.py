@@ -19,11 +19,12 @@ partition well (export.py leaves them out of the decomposition table).
     nn           layer norm, losses, embedding
     indexing     gather/index_select/scatter_add/index_add/index_put
     complex      complex tensors as real pairs (view_as_complex RoPE)
+    random       dropout, bernoulli, rand/randn/randint as spmd.random
 """
 
 # Importing the category modules registers their handlers.
 from . import (complex, creation, elementwise, indexing, linalg,  # noqa: F401
-               nn, reductions, views)
+               nn, random, reductions, views)
 from .core import Emitter, handles, tensor_meta
 
 __all__ = ["Emitter", "handles", "tensor_meta"]

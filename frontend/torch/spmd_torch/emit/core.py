@@ -106,7 +106,8 @@ def _shape_dtype(node, index=None):
 class Emitter:
     """Translates one make_fx graph module; run() gives the func.func text."""
 
-    def __init__(self, gm, mark_handler=None, gather_form="onehot"):
+    def __init__(self, gm, mark_handler=None, gather_form="onehot",
+                 rng_args=None):
         # gather_form: how embedding lookups are written, "onehot" (a
         # reduction generic over the vocabulary, table as an operand) or
         # "extract" (tensor.extract from the table inside the generic).
@@ -118,8 +119,20 @@ class Emitter:
         self.env = {}
         self.mark_handler = mark_handler
         self.node = None
+        # Indices of the placeholders holding the random ops' seed and step
+        # (0-d int64 tensors), if the program draws random numbers.
+        self.rng_args = rng_args
+        self._rng = None
 
     # -- helpers used by handlers ------------------------------------------
+    def rng(self):
+        """(seed, step) Values for spmd.random."""
+        if self._rng is None:
+            raise UnsupportedOpError(
+                "a random op, but the program has no rng.seed/rng.step "
+                "arguments (export it with export_train_step/export_forward)")
+        return self._rng
+
     def out(self, index=None):
         return _shape_dtype(self.node, index)
 
@@ -156,6 +169,8 @@ class Emitter:
                     self.b.loc = loc
                     self.env[node] = self.b.constrain(v, layout)
                 params.append(v)
+        if self.rng_args is not None:
+            self._rng = (params[self.rng_args[0]], params[self.rng_args[1]])
         outputs = None
         for node in nodes:
             self.node = node

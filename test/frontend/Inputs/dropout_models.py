@@ -1,0 +1,30 @@
+"""Models with dropout for the RNG tests."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Masks(nn.Module):
+    """Dropout of the input (always on, as in training), then a pointwise
+    op: the output shows the mask, exactly, whatever the layout."""
+
+    def __init__(self, p=0.3):
+        super().__init__()
+        self.p = p
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        return F.dropout(x, p=self.p, training=True) * self.scale
+
+
+class DropMLP(nn.Module):
+    """An MLP with nn.Dropout between its layers (train mode)."""
+
+    def __init__(self, dim=16, hidden=30, out=8, p=0.2):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.drop = nn.Dropout(p)
+        self.fc2 = nn.Linear(hidden, out)
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.relu(self.fc1(x))))
