@@ -132,6 +132,21 @@ void MpiComm::finalize() {
     MPI_Finalize();
 }
 
+bool MpiComm::active() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
+void MpiComm::abortWorld(const std::string &reason) {
+  std::fprintf(stderr, "spmd: rank %d aborts: %s\n", worldRank(),
+               reason.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort(); // MPI_Abort does not return; be sure.
+}
+
 int MpiComm::worldRank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);

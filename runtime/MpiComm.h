@@ -34,6 +34,13 @@ public:
   static void finalize();
   static int worldRank();
   static int worldSize();
+  /// MPI is initialized and not yet finalized in this process.
+  static bool active();
+  /// Stops the whole job from this process, before or without a
+  /// communicator: prints "spmd: rank R aborts: REASON" and MPI_Abort.
+  /// Without it an error on one rank (a missing input, say) left that rank
+  /// waiting in MPI_Finalize and the others in communicator setup forever.
+  [[noreturn]] static void abortWorld(const std::string &reason);
 
   /// This process's communicator for `mesh`; collective over the world,
   /// whose size must be the mesh's device count.

@@ -9,6 +9,8 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace spmd;
@@ -130,6 +132,12 @@ std::string MpiRun::initialize(int *argc, char ***argv) {
 
 void MpiRun::finalize() { MpiComm::finalize(); }
 
+bool MpiRun::active() { return MpiComm::active(); }
+
+void MpiRun::abortJob(const std::string &reason) {
+  MpiComm::abortWorld(reason);
+}
+
 std::unique_ptr<MpiRun> MpiRun::create(const Mesh &mesh, double timeout,
                                        bool verify, std::string &error) {
   std::unique_ptr<MpiComm> comm;
@@ -145,6 +153,11 @@ std::string MpiRun::initialize(int *, char ***) {
   return "this spmd-run was built without MPI";
 }
 void MpiRun::finalize() {}
+bool MpiRun::active() { return false; }
+void MpiRun::abortJob(const std::string &reason) {
+  std::fprintf(stderr, "spmd: aborts: %s\n", reason.c_str());
+  std::exit(1);
+}
 std::unique_ptr<MpiRun> MpiRun::create(const Mesh &, double, bool,
                                        std::string &error) {
   error = "this spmd-run was built without MPI";

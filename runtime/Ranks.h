@@ -40,6 +40,11 @@ public:
   /// MPI_Init (a no-op without MPI); "" or an error.
   static std::string initialize(int *argc, char ***argv);
   static void finalize();
+  /// Whether MPI is initialized (and not finalized) in this process.
+  static bool active();
+  /// Prints the reason naming this process's rank and stops every process
+  /// of the job (an error before or outside any collective).
+  [[noreturn]] static void abortJob(const std::string &reason);
   /// This process's rank on `mesh` (collective over the job); null and
   /// `error` on failure.
   static std::unique_ptr<MpiRun> create(const Mesh &mesh, double timeout,

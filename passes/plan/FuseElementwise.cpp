@@ -48,6 +48,26 @@ bool stillGemm(linalg::LinalgOp consumer, OpOperand *operand,
   return spmd::matchGemmLoops(maps).has_value();
 }
 
+/// Ops in the body of linalg op `op`, counted up to `limit`.
+int64_t bodyOps(Operation *op, int64_t limit) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || op->getNumRegions() == 0 || op->getRegion(0).empty())
+    return 0;
+  int64_t n = 0;
+  for (Operation &inner : op->getRegion(0).front()) {
+    (void)inner;
+    if (++n >= limit)
+      break;
+  }
+  return n;
+}
+
+/// The largest fused body: each fusion copies the producer's body into the
+/// consumer's, so along a chain of N elementwise ops unbounded fusion does
+/// O(N^2) work (10,000 ops took 33 s). Capped, fusion is linear and a
+/// kernel still holds hundreds of ops (a Philox draw is ~220).
+constexpr int64_t kMaxFusedBodyOps = 512;
+
 struct FuseElementwisePass
     : spmd::impl::SPMDFuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -78,6 +98,10 @@ struct FuseElementwisePass
         patterns, [](OpOperand *operand) {
           Operation *producer = operand->get().getDefiningOp();
           if (!producer || !producer->hasOneUse())
+            return false;
+          int64_t own = bodyOps(producer, kMaxFusedBodyOps + 1);
+          if (own + bodyOps(operand->getOwner(), kMaxFusedBodyOps + 1) >
+              kMaxFusedBodyOps)
             return false;
           auto consumer = dyn_cast<linalg::LinalgOp>(operand->getOwner());
           if (!consumer)

@@ -136,6 +136,10 @@ static llvm::cl::opt<std::string>
 
 namespace {
 [[noreturn]] void die(const std::string &message) {
+  // Under mpirun an error of one rank stops the whole job: exiting alone
+  // would leave this rank in MPI_Finalize and the others waiting for it.
+  if (MpiRun::active())
+    MpiRun::abortJob("spmd-run: " + message);
   llvm::errs() << "spmd-run: " << message << "\n";
   std::exit(1);
 }
