@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,13 @@ def timed(cmd, env=None):
 def one(args):
     """Runs one measurement in this process (a child of main)."""
     work = tempfile.mkdtemp(prefix="spmd_ct_")
+    try:
+        return measure_one(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure_one(args, work):
     model_file = os.path.join(work, "model.py")
     with open(model_file, "w") as f:
         f.write(MODEL)
@@ -189,6 +197,13 @@ def main():
           "| spmd compile MB | JAX lower+compile s | JAX MB |")
     print("|---|---|---|---|---|---|---|---|")
     work = tempfile.mkdtemp(prefix="spmd_ct_")
+    try:
+        table(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def table(args, work):
     for config in args.configs.split(","):
         for mesh in args.meshes.split(","):
             prog = os.path.join(work, f"{config}_{mesh}.mlir")

@@ -162,15 +162,15 @@ LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
 /// one-result op: the global type has the result's rank and element type,
 /// and the layout fits it.
 static LogicalResult verifyResultShardAttributes(Operation *op) {
-  auto global = op->getAttrOfType<TypeAttr>(
-      SPMDDialect::kResultGlobalTypeAttrName);
+  auto global =
+      op->getAttrOfType<TypeAttr>(SPMDDialect::kResultGlobalTypeAttrName);
   auto layout =
       op->getAttrOfType<LayoutAttr>(SPMDDialect::kResultLayoutAttrName);
   if (!global || !layout)
-    return op->emitError()
-           << "'" << SPMDDialect::kResultGlobalTypeAttrName << "' (a type) and '"
-           << SPMDDialect::kResultLayoutAttrName
-           << "' (a #spmd.layout) must be given together";
+    return op->emitError() << "'" << SPMDDialect::kResultGlobalTypeAttrName
+                           << "' (a type) and '"
+                           << SPMDDialect::kResultLayoutAttrName
+                           << "' (a #spmd.layout) must be given together";
   auto globalType = dyn_cast<RankedTensorType>(global.getValue());
   auto resultType = op->getNumResults() == 1
                         ? dyn_cast<RankedTensorType>(op->getResult(0).getType())

@@ -76,14 +76,14 @@ std::optional<int64_t> joinedDim(Operation *op) {
 /// spmd.local_size of result dim `d` from the op's recorded global type and
 /// layout, or null when the op has none.
 Value layoutSize(RewriterBase &b, Operation *op, int64_t d) {
-  auto global = op->getAttrOfType<TypeAttr>(
-      spmd::SPMDDialect::kResultGlobalTypeAttrName);
+  auto global =
+      op->getAttrOfType<TypeAttr>(spmd::SPMDDialect::kResultGlobalTypeAttrName);
   auto layout = op->getAttrOfType<spmd::LayoutAttr>(
       spmd::SPMDDialect::kResultLayoutAttrName);
   if (!global || !layout)
     return {};
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<spmd::MeshOp>(
-      op, layout.getMesh());
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<spmd::MeshOp>(op, layout.getMesh());
   if (!mesh)
     return {};
   SmallVector<Attribute> names;

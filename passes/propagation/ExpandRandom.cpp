@@ -56,9 +56,7 @@ struct PhiloxBuilder {
                                      b.getIntegerAttr(i32, APInt(32, v)));
   }
   Value lo(Value v) { return arith::TruncIOp::create(b, loc, i32, v); }
-  Value hi(Value v) {
-    return lo(arith::ShRUIOp::create(b, loc, v, c64(32)));
-  }
+  Value hi(Value v) { return lo(arith::ShRUIOp::create(b, loc, v, c64(32))); }
   /// (high, low) 32-bit halves of the 64-bit product m * x.
   std::pair<Value, Value> mulhilo(uint64_t m, Value x) {
     Value wide = arith::ExtUIOp::create(b, loc, i64, x);
@@ -127,8 +125,7 @@ Value sample(PhiloxBuilder &p, spmd::RandomOp op, std::array<Value, 4> words,
         arith::MulFOp::create(b, loc, p.f32(-2.0),
                               math::LogOp::create(b, loc, u1).getResult())
             .getResult());
-    Value angle =
-        arith::MulFOp::create(b, loc, u2, p.f32(2.0 * M_PI));
+    Value angle = arith::MulFOp::create(b, loc, u2, p.f32(2.0 * M_PI));
     v = arith::MulFOp::create(b, loc, r,
                               math::CosOp::create(b, loc, angle).getResult());
     if (a != 0.0 || bb != 1.0)
@@ -152,7 +149,8 @@ struct SPMDExpandRandomPass
       int64_t next = 0;
       func.walk([&](spmd::RandomOp op) {
         if (std::optional<uint64_t> offset = op.getOffset())
-          next = std::max<int64_t>(next, *offset + op.getType().getNumElements());
+          next =
+              std::max<int64_t>(next, *offset + op.getType().getNumElements());
       });
       SmallVector<spmd::RandomOp> ops;
       func.walk([&](spmd::RandomOp op) { ops.push_back(op); });
@@ -174,8 +172,8 @@ struct SPMDExpandRandomPass
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                         type.getElementType());
+    Value init =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     AffineMap scalar = AffineMap::get(rank, 0, b.getContext());
     SmallVector<AffineMap> maps = {scalar, scalar,
                                    b.getMultiDimIdentityMap(rank)};
@@ -195,16 +193,16 @@ struct SPMDExpandRandomPass
             Value index = linalg::IndexOp::create(nb, nloc, d);
             Value i = arith::IndexCastOp::create(nb, nloc, p.i64, index);
             if (strides[d] != 1)
-              i = arith::MulIOp::create(nb, nloc, i,
-                                        p.c64(static_cast<uint64_t>(strides[d])));
+              i = arith::MulIOp::create(
+                  nb, nloc, i, p.c64(static_cast<uint64_t>(strides[d])));
             n = arith::AddIOp::create(nb, nloc, n, i);
           }
           Value seed = args[0], step = args[1];
-          std::array<Value, 4> words = p.philox(
-              {p.lo(n), p.hi(n), p.lo(step), p.hi(step)}, p.lo(seed),
-              p.hi(seed));
-          linalg::YieldOp::create(
-              nb, nloc, sample(p, op, words, type.getElementType()));
+          std::array<Value, 4> words =
+              p.philox({p.lo(n), p.hi(n), p.lo(step), p.hi(step)}, p.lo(seed),
+                       p.hi(seed));
+          linalg::YieldOp::create(nb, nloc,
+                                  sample(p, op, words, type.getElementType()));
         });
     // Keep what the op said about its layout (a user's spmd.layout).
     for (NamedAttribute attr : op->getDiscardableAttrs())

@@ -78,8 +78,8 @@ struct SPMDFoldReshapesPass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     config.setMaxIterations(8);
     config.setMaxNumRewrites(budget);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       mlir::emitRemark(getOperation()->getLoc())
           << "spmd-fold-reshapes stopped before a fixpoint (budget of "
           << budget << " rewrites or 8 sweeps); reshapes left unfolded are "

@@ -538,8 +538,7 @@ TEST(HostEmu, HalfConversionsMatchRuntime) {
 // PyTorch computes in f64 here; the inputs are f32 values printed exactly.
 TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
   const std::string python = SPMD_PYTHON;
-  if (std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) !=
-      0)
+  if (std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
     GTEST_SKIP() << "needs " << python << " with torch";
   const int64_t rows = 5, cols = 77;
   auto x = randomVec(rows * cols, 21, -3, 3), dy = randomVec(rows * cols, 22);
@@ -557,7 +556,8 @@ TEST(EmuKernels, SoftmaxLayerNormCrossEntropyMatchPyTorch) {
     std::fclose(f);
   }
   std::string cmd =
-      python + " -c \""
+      python +
+      " -c \""
       "import torch,sys\n"
       "L=[list(map(float,l.split())) for l in open(sys.argv[1])]\n"
       "x=torch.tensor(L[0],dtype=torch.float64).reshape(5,77).requires_grad_()"
