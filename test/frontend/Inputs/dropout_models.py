@@ -28,3 +28,22 @@ class DropMLP(nn.Module):
 
     def forward(self, x):
         return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+
+class Draws(nn.Module):
+    """Every way model code draws random numbers, returned separately:
+    in-place initialization (normal_, uniform_), randint, randn_like, rand,
+    bernoulli of probabilities."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        n = torch.empty(64, 32).normal_(0.0, 0.1) * self.w
+        u = torch.empty(64, 32).uniform_(-1.0, 1.0)
+        r = torch.randint(2, 7, (64, 32))
+        g = torch.randn_like(x)
+        f = torch.rand(64, 32)
+        b = torch.bernoulli(torch.full((64, 32), 0.25))
+        return n, u, r, g, f, b

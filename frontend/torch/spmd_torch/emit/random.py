@@ -22,6 +22,7 @@ RANDOM_OPS = {
     "aten.native_dropout.default", "aten.randint.default", "aten.randint.low",
     "aten.randint_like.default", "aten.randint_like.low_dtype",
     "aten.uniform.default", "aten.normal.float_float",
+    "aten.normal_functional.default",
 }
 
 
@@ -60,10 +61,12 @@ def _randn(E, node, a):
     return draw(E, shape, dtype, "normal", 0.0, 1.0)
 
 
-@handles("normal.float_float")
+@handles("normal.float_float", "normal_functional.default")
 def _normal(E, node, a):
+    # normal_functional is x.normal_(mean, std) (initialization) once
+    # torch.export has functionalized it: x's shape, fresh values.
     shape, dtype = _float_out(E)
-    return draw(E, shape, dtype, "normal", a.mean, a.std)
+    return draw(E, shape, dtype, "normal", a.get("mean", 0.0), a.get("std", 1.0))
 
 
 @handles("bernoulli.p")
@@ -101,7 +104,7 @@ def _randint(E, node, a):
     f32 = torch.float32
 
     def body(b, v):
-        fl = b.emit(f"math.floor {v[0]} : f32", "f32")
+        fl = b.emit(f"math.floor {v[0]}", "f32")
         return b.add(b.cast(fl, f32, dtype), b.const(low, dtype), dtype)
     return E.b.elementwise([u], dtype, body, compute_dtype=f32)
 
