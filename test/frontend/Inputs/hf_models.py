@@ -33,12 +33,12 @@ def mistral(**kw):
                     **kw)
 
 
-def gpt2(**kw):
-    # Dropout off: random ops are the RNG issue's.
+def gpt2(dropout=0.0, **kw):
+    # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
                                   n_layer=LAYERS, n_positions=SEQ,
-                                  resid_pdrop=0.0, embd_pdrop=0.0,
-                                  attn_pdrop=0.0, bos_token_id=0,
+                                  resid_pdrop=dropout, embd_pdrop=dropout,
+                                  attn_pdrop=dropout, bos_token_id=0,
                                   eos_token_id=0, **kw)
     return transformers.GPT2LMHeadModel(cfg)
 
@@ -59,9 +59,4 @@ def loss_fn(output, labels):
 
 def gpt2_dropout(**kw):
     # GPT-2's own dropout (embeddings, attention probabilities, residuals).
-    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
-                                  n_layer=LAYERS, n_positions=SEQ,
-                                  resid_pdrop=0.1, embd_pdrop=0.1,
-                                  attn_pdrop=0.1, bos_token_id=0,
-                                  eos_token_id=0, **kw)
-    return transformers.GPT2LMHeadModel(cfg)
+    return gpt2(dropout=0.1, **kw)
