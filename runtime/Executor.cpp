@@ -5,6 +5,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -65,7 +66,15 @@ std::string Executor::run(const std::vector<void *> &args,
       failStep = -1;
       return "step " + std::to_string(i) + ": injected fault";
     }
-    if (std::string err = runStep(i, args); !err.empty())
+    double start = trace ? traceClockUs() : 0;
+    std::string err = runStep(i, args);
+    if (trace && err.empty()) {
+      TraceEvent event = describe(i);
+      event.startUs = start;
+      event.durationUs = traceClockUs() - start;
+      trace->push_back(std::move(event));
+    }
+    if (!err.empty())
       return "step " + std::to_string(i) + " (" + stepKindName(step.kind) +
              (step.kind == StepKind::Kernel
                   ? " " + schedule.kernels[step.kernel]
@@ -73,6 +82,50 @@ std::string Executor::run(const std::vector<void *> &args,
              "): " + err;
   }
   return "";
+}
+
+double spmd::plan::traceClockUs() {
+  static const auto epoch = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - epoch)
+      .count();
+}
+
+TraceEvent Executor::describe(size_t index) const {
+  const Step &step = schedule.steps[index];
+  TraceEvent event;
+  event.step = static_cast<int64_t>(index);
+  event.kind = step.kind;
+  switch (step.kind) {
+  case StepKind::Kernel:
+    event.name = schedule.kernels[step.kernel];
+    break;
+  case StepKind::Gemm: {
+    // C[m, n] = op(A)[m, k] op(B)[k, n], from this rank's shapes.
+    event.name = "gemm";
+    Shape a = rank.resolve(step.operands[0]),
+          c = rank.resolve(step.operands[2]);
+    if (a.size() == 2 && c.size() == 2)
+      event.detail = "m=" + std::to_string(c[0]) +
+                     " n=" + std::to_string(c[1]) +
+                     " k=" + std::to_string(step.transposeA ? a[0] : a[1]);
+    break;
+  }
+  case StepKind::Copy:
+    event.name = "copy";
+    break;
+  default: {
+    event.name = stepKindName(step.kind);
+    std::string axes;
+    for (int64_t a : step.axes)
+      axes += (axes.empty() ? "" : ",") + schedule.mesh.axisNames[a];
+    const BufferRef &in = step.operands[0];
+    int64_t bytes = numElements(rank.resolve(in)) *
+                    static_cast<int64_t>(dtypeSize(in.type));
+    event.detail = "[" + axes + "] " + std::to_string(bytes) + " bytes";
+  }
+  }
+  return event;
 }
 
 namespace {

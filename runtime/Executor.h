@@ -21,6 +21,19 @@
 
 namespace spmd::plan {
 
+/// One executed step, for timelines (spmd-run --trace / --profile).
+struct TraceEvent {
+  int64_t step = 0;
+  StepKind kind = StepKind::Kernel;
+  std::string name;   // the kernel's name, "gemm", or the collective's kind
+  std::string detail; // gemm "m=.. n=.. k=..", collective "[axes] N bytes"
+  double startUs = 0, durationUs = 0; // on traceClockUs()
+};
+
+/// Microseconds since this process first asked: one clock for every rank
+/// (thread) of the process, so their timelines line up.
+double traceClockUs();
+
 /// A kernel entry point: `args[i]` points at a pointer to argument i's
 /// memref descriptor {allocated, aligned, offset, sizes[rank], strides[rank]}.
 using KernelFn = void (*)(void **args);
@@ -47,8 +60,12 @@ public:
   }
   /// Fault injection for tests: the next run fails before step `step`.
   void failBeforeStep(int64_t step) { failStep = step; }
+  /// Appends a TraceEvent per step of every later run to `events` (null:
+  /// no tracing, no clock reads).
+  void setTrace(std::vector<TraceEvent> *events) { trace = events; }
 
 private:
+  TraceEvent describe(size_t index) const;
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
   std::string runStep(size_t index, const std::vector<void *> &args);
   /// Builds the memref descriptors of every kernel call once per run.
@@ -67,6 +84,7 @@ private:
   };
   std::vector<KernelCall> calls; // by step index
   int64_t failStep = -1;
+  std::vector<TraceEvent> *trace = nullptr;
 };
 
 /// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes

@@ -34,6 +34,9 @@ public:
   virtual void failBeforeStep(int64_t step) = 0;
   /// What the backend has to say about the last step ("" for the CPU).
   virtual std::string report() const { return ""; }
+  /// Records every executed step into `events`; false where the backend
+  /// cannot (the GPU executors, for now).
+  virtual bool setTrace(std::vector<TraceEvent> *events) { return false; }
 };
 
 /// The CPU executor over `blocks`, which it updates in place.
@@ -47,6 +50,10 @@ public:
   std::string results(std::vector<std::vector<char>> &data,
                       std::vector<Shape> &shapes) override;
   void failBeforeStep(int64_t step) override { executor.failBeforeStep(step); }
+  bool setTrace(std::vector<TraceEvent> *events) override {
+    executor.setTrace(events);
+    return true;
+  }
 
 private:
   Executor executor;

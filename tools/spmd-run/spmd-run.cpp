@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 
 using namespace mlir;
 using namespace spmd;
@@ -91,6 +92,14 @@ static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> printPlan("print-plan",
                                      llvm::cl::desc("print the schedule"));
+static llvm::cl::opt<std::string>
+    traceFile("trace",
+              llvm::cl::desc("write a Chrome trace (JSON trace events; opens "
+                             "in Perfetto) of every rank's steps to this file "
+                             "(under mpirun: FILE.rank<R> per process)"));
+static llvm::cl::opt<bool>
+    profile("profile", llvm::cl::desc("print where rank 0's time went: by "
+                                      "step kind, and the top kernels"));
 static llvm::cl::opt<std::string>
     commKind("comm",
              llvm::cl::desc("communicator: inproc (threads), mpi (one "
@@ -154,7 +163,8 @@ void parseOptions(int argc, char **argv) {
            &referenceFile,  &partitionMode, &steps,
            &printPlan,      &commKind,      &verifyCollectives,
            &timeoutSeconds, &backendKind,   &cudaGraph,
-           &allowTF32,      &emuCxx,        &emuDir})
+           &allowTF32,      &emuCxx,        &emuDir,
+           &traceFile,      &profile})
     opt->addCategory(runCategory);
   llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
@@ -237,6 +247,31 @@ void reportFeeding(const Schedule &schedule, size_t fed) {
   llvm::errs() << "\n";
 }
 
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+const char *traceCategory(StepKind kind) {
+  switch (kind) {
+  case StepKind::Kernel:
+    return "kernel";
+  case StepKind::Gemm:
+    return "gemm";
+  case StepKind::Copy:
+    return "copy";
+  default:
+    return "collective";
+  }
+}
+
 /// Every rank's run: its inputs, and what it gave back.
 struct Run {
   const CpuProgram &program;
@@ -249,13 +284,79 @@ struct Run {
   std::vector<std::string> errors;
   double stepSeconds = 0;   // rank 0's mean time per step
   std::string deviceReport; // rank 0's overlap on a device backend
+  std::vector<std::vector<TraceEvent>> traces; // per rank, --trace/--profile
 
   /// Rank `d`'s steps; on failure records the error and calls `abort`.
   void runRank(int64_t d, Collectives *comm, const AbortFn &abort);
   /// Runs every rank; false in an mpirun job's processes other than rank
   /// 0's, which have no more to do.
   bool runRanks();
+  /// The --trace file of `ranks` (a track each) and, for rank 0, the
+  /// --profile summary.
+  void writeTrace(const std::string &path, const std::vector<int64_t> &ranks);
 };
+
+void Run::writeTrace(const std::string &path,
+                     const std::vector<int64_t> &ranks) {
+  if (!path.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      die("--trace: cannot write '" + path + "': " + ec.message());
+    os << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+    bool first = true;
+    for (int64_t d : ranks) {
+      os << (first ? "" : ",\n") << "{\"name\": \"thread_name\", \"ph\": "
+         << "\"M\", \"pid\": 0, \"tid\": " << d
+         << ", \"args\": {\"name\": \"rank " << d << "\"}}";
+      first = false;
+      for (const TraceEvent &e : traces[d])
+        os << ",\n{\"name\": " << jsonString(e.name) << ", \"cat\": \""
+           << traceCategory(e.kind)
+           << "\", \"ph\": \"X\", \"ts\": " << llvm::format("%.3f", e.startUs)
+           << ", \"dur\": " << llvm::format("%.3f", e.durationUs)
+           << ", \"pid\": 0, \"tid\": " << d
+           << ", \"args\": {\"step\": " << e.step
+           << ", \"detail\": " << jsonString(e.detail) << "}}";
+    }
+    os << "\n]}\n";
+  }
+  if (!profile || !llvm::is_contained(ranks, 0))
+    return;
+  // Rank 0's time by step kind, and its costliest kernels.
+  std::map<std::string, std::pair<double, int64_t>> byKind, byKernel;
+  double total = 0;
+  for (const TraceEvent &e : traces[0]) {
+    auto &k = byKind[traceCategory(e.kind)];
+    k.first += e.durationUs;
+    ++k.second;
+    if (e.kind == StepKind::Kernel) {
+      auto &n = byKernel[e.name];
+      n.first += e.durationUs;
+      ++n.second;
+    }
+    total += e.durationUs;
+  }
+  llvm::errs() << "spmd-run: profile of rank 0 over " << steps
+               << " step(s): " << llvm::format("%.3f", total / 1000)
+               << " ms in steps\n";
+  for (auto &[kind, v] : byKind)
+    llvm::errs() << llvm::format("  %-10s %6lld steps %10.3f ms %5.1f%%\n",
+                                 kind.c_str(), (long long)v.second,
+                                 v.first / 1000,
+                                 total > 0 ? 100 * v.first / total : 0.0);
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> kernels(
+      byKernel.begin(), byKernel.end());
+  std::sort(kernels.begin(), kernels.end(), [](const auto &a, const auto &b) {
+    return a.second.first > b.second.first;
+  });
+  if (kernels.size() > 5)
+    kernels.resize(5);
+  for (auto &[name, v] : kernels)
+    llvm::errs() << llvm::format("  top kernel %-28s %6lld runs %10.3f ms\n",
+                                 name.c_str(), (long long)v.second,
+                                 v.first / 1000);
+}
 
 void Run::runRank(int64_t d, Collectives *comm, const AbortFn &abort) {
   auto fail = [&](const std::string &err) {
@@ -285,6 +386,9 @@ void Run::runRank(int64_t d, Collectives *comm, const AbortFn &abort) {
   }
   if (d == failRank)
     rank->failBeforeStep(failStep);
+  if ((!traceFile.empty() || profile) && !rank->setTrace(&traces[d]) && d == 0)
+    llvm::errs() << "spmd-run: --trace/--profile: the " << backendKind
+                 << " backend does not record steps yet\n";
   // Progress: about ten lines however many steps.
   auto progress = [&](int64_t done) {
     if (d == 0 && done % std::max<int64_t>(1, steps / 10) == 0)
@@ -307,6 +411,7 @@ bool Run::runRanks() {
   outputs.assign(mesh.numDevices(), {});
   outShapes.assign(mesh.numDevices(), {});
   errors.assign(mesh.numDevices(), "");
+  traces.assign(mesh.numDevices(), {});
   if (commKind == "mpi") {
     std::string err;
     std::unique_ptr<MpiRun> mpi =
@@ -318,6 +423,8 @@ bool Run::runRanks() {
     runRank(d, &mpi->collectives(), [&](const std::string &e) {
       mpi->abort("rank " + std::to_string(d) + ": " + e);
     });
+    writeTrace(traceFile.empty() ? "" : traceFile + ".rank" + std::to_string(d),
+               {d});
     // Rank 0 assembles and checks: every rank's results come to it.
     if (std::string e =
             mpi->gatherResults(program.schedule, outputs, outShapes);
@@ -340,6 +447,13 @@ bool Run::runRanks() {
                    abort(reason);
                  });
                });
+  if (std::all_of(errors.begin(), errors.end(),
+                  [](const std::string &e) { return e.empty(); })) {
+    std::vector<int64_t> all(mesh.numDevices());
+    for (int64_t d = 0; d < mesh.numDevices(); ++d)
+      all[d] = d;
+    writeTrace(traceFile, all);
+  }
   return true;
 }
 
