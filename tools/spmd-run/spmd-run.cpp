@@ -259,17 +259,12 @@ std::string jsonString(const std::string &text) {
   return out + "\"";
 }
 
+/// A trace event's category: the step kind, every communication step
+/// ("partial_from_replicated" and "shard" too) as "collective".
 const char *traceCategory(StepKind kind) {
-  switch (kind) {
-  case StepKind::Kernel:
-    return "kernel";
-  case StepKind::Gemm:
-    return "gemm";
-  case StepKind::Copy:
-    return "copy";
-  default:
-    return "collective";
-  }
+  bool local = kind == StepKind::Kernel || kind == StepKind::Gemm ||
+               kind == StepKind::Copy;
+  return local ? stepKindName(kind) : "collective";
 }
 
 /// Every rank's run: its inputs, and what it gave back.
