@@ -100,6 +100,24 @@ std::optional<int64_t> MeshOp::getAxisIndex(StringRef name) {
   return std::nullopt;
 }
 
+std::optional<int64_t> spmd::collectiveSplitDim(Operation *op) {
+  if (auto c = dyn_cast<ShardOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<ReduceScatterOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<AllToAllOp>(op))
+    return c.getSplitDim();
+  return std::nullopt;
+}
+
+std::optional<int64_t> spmd::collectiveJoinDim(Operation *op) {
+  if (auto c = dyn_cast<AllGatherOp>(op))
+    return c.getDim();
+  if (auto c = dyn_cast<AllToAllOp>(op))
+    return c.getConcatDim();
+  return std::nullopt;
+}
+
 LogicalResult RandomOp::verify() {
   StringRef kind = getDistribution();
   double a = getA().convertToDouble(), b = getB().convertToDouble();

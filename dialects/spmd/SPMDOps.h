@@ -37,6 +37,13 @@ mlir::FailureOr<MeshGroup> verifyMeshGroup(Operation *op,
 /// Indices in `mesh` of `axisNames`, for an op that verified.
 llvm::SmallVector<int64_t> meshAxisIndices(MeshOp mesh,
                                            mlir::ArrayAttr axisNames);
+
+/// The dim a collective splits into torch.chunks over its group (shard,
+/// reduce_scatter, all_to_all's split dim), if any.
+std::optional<int64_t> collectiveSplitDim(Operation *op);
+/// The dim a collective concatenates over its group (all_gather,
+/// all_to_all's concat dim), if any.
+std::optional<int64_t> collectiveJoinDim(Operation *op);
 } // namespace spmd
 
 #endif // SPMD_DIALECTS_SPMD_SPMDOPS_H

@@ -705,18 +705,12 @@ Value FunctionPartitioner::makePartial(OpBuilder &b, Location loc, Value v,
 static bool needsResultSizes(Operation *op) {
   auto in = cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
-  SmallVector<int64_t, 2> dims;
-  if (auto c = dyn_cast<AllGatherOp>(op))
-    dims.push_back(c.getDim());
-  else if (auto c = dyn_cast<ReduceScatterOp>(op))
-    dims.push_back(c.getDim());
-  else if (auto c = dyn_cast<ShardOp>(op))
-    dims.push_back(c.getDim());
-  else if (auto c = dyn_cast<AllToAllOp>(op))
-    dims.append({c.getSplitDim(), c.getConcatDim()});
-  return llvm::any_of(dims, [&](int64_t d) {
-    return out.isDynamicDim(d) && in.isDynamicDim(d);
-  });
+  return llvm::any_of(
+      std::initializer_list<std::optional<int64_t>>{collectiveSplitDim(op),
+                                                    collectiveJoinDim(op)},
+      [&](std::optional<int64_t> d) {
+        return d && out.isDynamicDim(*d) && in.isDynamicDim(*d);
+      });
 }
 
 LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {

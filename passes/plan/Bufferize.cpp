@@ -53,26 +53,6 @@ Operation *buildPlanCollective(RewriterBase &b, Operation *op, Value in,
                                    c.getMeshAxes(), c.getDimAttr());
 }
 
-/// The dim a collective splits into torch.chunks over its group, if any.
-std::optional<int64_t> chunkedDim(Operation *op) {
-  if (auto c = dyn_cast<spmd::ShardOp>(op))
-    return c.getDim();
-  if (auto c = dyn_cast<spmd::ReduceScatterOp>(op))
-    return c.getDim();
-  if (auto c = dyn_cast<spmd::AllToAllOp>(op))
-    return c.getSplitDim();
-  return std::nullopt;
-}
-
-/// The dim a collective concatenates over its group, if any.
-std::optional<int64_t> joinedDim(Operation *op) {
-  if (auto c = dyn_cast<spmd::AllGatherOp>(op))
-    return c.getDim();
-  if (auto c = dyn_cast<spmd::AllToAllOp>(op))
-    return c.getConcatDim();
-  return std::nullopt;
-}
-
 /// spmd.local_size of result dim `d` from the op's recorded global type and
 /// layout, or null when the op has none.
 Value layoutSize(RewriterBase &b, Operation *op, int64_t d) {
@@ -126,8 +106,8 @@ struct CollectiveBufferizeModel : public BufferizableOpInterface::ExternalModel<
     rewriter.setInsertionPoint(op);
     SmallVector<Value> dynamicSizes;
     auto inType = cast<RankedTensorType>(input.getType());
-    std::optional<int64_t> splitDim = chunkedDim(op);
-    std::optional<int64_t> joinDim = joinedDim(op);
+    std::optional<int64_t> splitDim = spmd::collectiveSplitDim(op);
+    std::optional<int64_t> joinDim = spmd::collectiveJoinDim(op);
     for (int64_t d = 0; d < resultType.getRank(); ++d) {
       if (!resultType.isDynamicDim(d))
         continue;

@@ -240,15 +240,12 @@ void resolveDims(Block &body) {
   for (memref::DimOp dim : dims) {
     if (isa<BlockArgument>(dim.getSource()))
       continue;
-    Value size = resolveDimOp(b, dim);
-    if (size && size != dim.getResult() &&
-        !(size.getDefiningOp<memref::DimOp>() &&
-          !isa<BlockArgument>(
-              size.getDefiningOp<memref::DimOp>().getSource()))) {
+    // resolveDim gives a value the plan evaluates (a rank-dependent size, a
+    // constant, a dim of an argument) or null; it leaves nothing behind
+    // when it fails.
+    if (Value size = resolveDimOp(b, dim)) {
       dim.getResult().replaceAllUsesWith(size);
       dim.erase();
-    } else if (size && size.getDefiningOp() && size.use_empty()) {
-      size.getDefiningOp()->erase();
     }
   }
 }
@@ -274,9 +271,8 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
     if (isa<spmd::CollectiveOpInterface, spmd::PlanPartialFromReplicatedOp>(op))
       steps.push_back(&op);
   for (Operation *op : steps) {
-    Value input = op->getOperand(0);
-    if (auto coll = dyn_cast<spmd::CollectiveOpInterface>(op))
-      input = coll.getInput();
+    // Every such step is (input, output); an in-place one names one buffer
+    // twice and gets a copy in and a copy out.
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (!needsContiguousCopy(v))
@@ -298,8 +294,7 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
       auto plain = MemRefType::get(type.getShape(), type.getElementType());
       Value buffer =
           memref::AllocOp::create(rewriter, op->getLoc(), plain, sizes);
-      bool isInput = v == input && operand.getOperandNumber() == 0;
-      if (isInput) {
+      if (operand.getOperandNumber() == 0) {
         linalg::CopyOp::create(rewriter, op->getLoc(), v, buffer);
       } else {
         rewriter.setInsertionPointAfter(op);

@@ -549,10 +549,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         args.append(TensorInfo("step", "step", [], "float32", _pl_str(pl)))
         arg_layouts.append(lay.attr(pl, 0) if lay else None)
     if uses_rng:
-        pl = lay.full(0) if lay else None
-        for name in ("rng.seed", "rng.step"):
-            args.append(TensorInfo(name, "rng", [], "int64", _pl_str(pl)))
-            arg_layouts.append(lay.attr(pl, 0) if lay else None)
+        _add_rng_args(lay, args, arg_layouts)
     for i, t in enumerate(batch):
         pl = lay.batch(t.dim()) if lay else None
         args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
@@ -611,6 +608,14 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
               f"{type(fopt).__name__}" + (f", mesh {dict(mesh.axes)}" if mesh else ""))
     return ExportedProgram(_module_text(text, header), func_name, "train", mesh,
                            args, results, flat, gm, _module_text(plain, header))
+
+
+def _add_rng_args(lay, args, arg_layouts):
+    """The random ops' `rng.seed` and `rng.step`: 0-d int64, replicated."""
+    pl = lay.full(0) if lay else None
+    for name in ("rng.seed", "rng.step"):
+        args.append(TensorInfo(name, "rng", [], "int64", _pl_str(pl)))
+        arg_layouts.append(lay.attr(pl, 0) if lay else None)
 
 
 def _draws_random(graph):
@@ -845,10 +850,7 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
         args.append(_info(n, "buffer", b, _pl_str(pl)))
         arg_layouts.append(lay.attr(pl, b.dim()) if lay else None)
     if uses_rng:
-        pl = lay.full(0) if lay else None
-        for name in ("rng.seed", "rng.step"):
-            args.append(TensorInfo(name, "rng", [], "int64", _pl_str(pl)))
-            arg_layouts.append(lay.attr(pl, 0) if lay else None)
+        _add_rng_args(lay, args, arg_layouts)
     for i, t in enumerate(inputs):
         pl = lay.batch(t.dim()) if lay else None
         args.append(_info(f"batch.{i}", "batch", t, _pl_str(pl)))
