@@ -75,17 +75,19 @@ bool isRepresentative(const Mesh &mesh, const std::optional<Layout> &layout,
   return true;
 }
 
-/// Result `i` assembled from the ranks' blocks.
-Status assembleResult(const Schedule &schedule, size_t i,
-                      const RankBlocks &outputs, const RankShapes &outShapes,
-                      NpyArray &out) {
-  const Mesh &mesh = schedule.mesh;
+} // namespace
+
+/// `info`'s global value from every rank's block of it (blocks[d],
+/// shapes[d]); `what` names it in messages ("result 3").
+Status assembleTensor(const Mesh &mesh, const TensorInfo &info,
+                      const std::string &what,
+                      const std::vector<const std::vector<char> *> &blocks,
+                      const std::vector<Shape> &shapes, NpyArray &out) {
   int64_t numRanks = mesh.numDevices();
-  const TensorInfo &res = schedule.results[i];
-  Layout layout = layoutOf(mesh, res);
+  Layout layout = layoutOf(mesh, info);
   // The global shape: a sharded dim sums the distinct chunks (devices at
   // coordinate 0 on every other axis), other dims are rank 0's.
-  Shape global = outShapes[0][i];
+  Shape global = shapes[0];
   for (size_t k = 0; k < global.size(); ++k) {
     std::vector<int64_t> axes = layout.shardAxes(static_cast<int64_t>(k));
     if (axes.empty())
@@ -99,20 +101,19 @@ Status assembleResult(const Schedule &schedule, size_t i,
             std::find(axes.begin(), axes.end(), int64_t(a)) == axes.end())
           distinct = false;
       if (distinct)
-        global[k] += outShapes[d][i][k];
+        global[k] += shapes[d][k];
     }
   }
-  out.dtype = res.type;
+  out.dtype = info.type;
   out.shape = global;
-  out.data.assign(numElements(global) * dtypeSize(res.type), 0);
+  out.data.assign(numElements(global) * dtypeSize(info.type), 0);
   std::vector<ReduceKind> partialKinds;
   for (const Placement &p : layout.placements)
     if (p.isPartial())
       partialKinds.push_back(p.reduce);
   for (ReduceKind k : partialKinds)
     if (k != partialKinds[0])
-      return Status::error("result " + std::to_string(i) + " is partial (" +
-                           layout.str() +
+      return Status::error(what + " is partial (" + layout.str() +
                            ") with different reductions; it cannot be "
                            "assembled");
   std::set<Shape> seenBoxes; // the first term of a partial box is copied
@@ -121,7 +122,7 @@ Status assembleResult(const Schedule &schedule, size_t i,
     if (layout.placements[a].isPartial())
       partialCount *= mesh.axisSizes[a];
   for (int64_t d = 0; d < numRanks; ++d) {
-    if (!isRepresentative(mesh, res.layout ? res.layout : layout, d))
+    if (!isRepresentative(mesh, info.layout ? info.layout : layout, d))
       continue;
     std::vector<Range> ranges =
         localRanges(mesh, layout, global, mesh.coords(d));
@@ -130,32 +131,31 @@ Status assembleResult(const Schedule &schedule, size_t i,
       offset.push_back(r.offset);
       extent.push_back(r.size);
     }
-    if (extent != outShapes[d][i])
-      return Status::error("result " + std::to_string(i) + ": rank " +
-                           std::to_string(d) + " holds " +
-                           shapeStr(outShapes[d][i]) +
-                           " but the layout gives " + shapeStr(extent));
+    if (extent != shapes[d])
+      return Status::error(what + ": rank " + std::to_string(d) + " holds " +
+                           shapeStr(shapes[d]) + " but the layout gives " +
+                           shapeStr(extent));
+    const char *block = blocks[d]->data();
     if (partialKinds.empty() || seenBoxes.insert(offset).second) {
-      copyBox(outputs[d][i].data(), extent, Shape(offset.size(), 0),
-              out.data.data(), global, offset, extent, dtypeSize(res.type));
+      copyBox(block, extent, Shape(offset.size(), 0), out.data.data(), global,
+              offset, extent, dtypeSize(info.type));
       continue;
     }
     // Partial: reduce this rank's term into the box.
-    std::vector<char> box(outputs[d][i].size());
+    std::vector<char> box(blocks[d]->size());
     copyBox(out.data.data(), global, offset, box.data(), extent,
-            Shape(offset.size(), 0), extent, dtypeSize(res.type));
-    reduceInto(box.data(), outputs[d][i].data(), numElements(extent), res.type,
+            Shape(offset.size(), 0), extent, dtypeSize(info.type));
+    reduceInto(box.data(), block, numElements(extent), info.type,
                partialKinds[0] == ReduceKind::Avg ? ReduceKind::Sum
                                                   : partialKinds[0]);
     copyBox(box.data(), extent, Shape(offset.size(), 0), out.data.data(),
-            global, offset, extent, dtypeSize(res.type));
+            global, offset, extent, dtypeSize(info.type));
   }
   if (!partialKinds.empty() && partialKinds[0] == ReduceKind::Avg)
-    scaleBy(out.data.data(), numElements(global), res.type,
+    scaleBy(out.data.data(), numElements(global), info.type,
             static_cast<double>(partialCount));
   return Status::success();
 }
-} // namespace
 
 Shape globalShapeOf(const Mesh &mesh, const TensorInfo &info) {
   if (info.globalShape)
@@ -208,38 +208,42 @@ Status loadInputs(const Schedule &schedule, const std::string &inputDir,
   return Status::success();
 }
 
+std::vector<char> scatterTensor(const Mesh &mesh, const TensorInfo &info,
+                                const void *global, const Shape &globalShape,
+                                int64_t device, Shape &shape) {
+  Layout layout = layoutOf(mesh, info);
+  std::vector<int64_t> coords = mesh.coords(device);
+  shape = localShape(mesh, layout, globalShape, coords);
+  std::vector<char> block(numElements(shape) * dtypeSize(info.type), 0);
+  // A partial input: for sum, group index 0 holds the value and the others
+  // zero; for avg/max/min every member holds it.
+  for (size_t a = 0; a < coords.size(); ++a)
+    if (layout.placements[a].isPartial() &&
+        layout.placements[a].reduce == ReduceKind::Sum && coords[a] != 0)
+      return block;
+  std::vector<Range> ranges = localRanges(mesh, layout, globalShape, coords);
+  Shape offset;
+  for (const Range &r : ranges)
+    offset.push_back(r.offset);
+  copyBox(global, globalShape, offset, block.data(), shape,
+          Shape(offset.size(), 0), shape, dtypeSize(info.type));
+  return block;
+}
+
 void scatterInputs(const Schedule &schedule,
                    const std::vector<NpyArray> &globals, RankBlocks &local,
                    RankShapes &localShapes) {
   const Mesh &mesh = schedule.mesh;
   local.assign(mesh.numDevices(), {});
   localShapes.assign(mesh.numDevices(), {});
-  for (int64_t d = 0; d < mesh.numDevices(); ++d) {
-    for (size_t i = 0; i < schedule.args.size(); ++i) {
-      const TensorInfo &arg = schedule.args[i];
-      Layout layout = layoutOf(mesh, arg);
-      std::vector<char> global = convert(globals[i], arg.type);
-      Shape shape = localShape(mesh, layout, globals[i].shape, mesh.coords(d));
+  for (size_t i = 0; i < schedule.args.size(); ++i) {
+    const TensorInfo &arg = schedule.args[i];
+    std::vector<char> global = convert(globals[i], arg.type);
+    for (int64_t d = 0; d < mesh.numDevices(); ++d) {
+      Shape shape;
+      local[d].push_back(
+          scatterTensor(mesh, arg, global.data(), globals[i].shape, d, shape));
       localShapes[d].push_back(shape);
-      std::vector<char> block(numElements(shape) * dtypeSize(arg.type), 0);
-      std::vector<int64_t> coords = mesh.coords(d);
-      // A partial input: for sum, group index 0 holds the value and the
-      // others zero; for avg/max/min every member holds it.
-      bool holder = true;
-      for (size_t a = 0; a < coords.size(); ++a)
-        if (layout.placements[a].isPartial() &&
-            layout.placements[a].reduce == ReduceKind::Sum && coords[a] != 0)
-          holder = false;
-      if (holder) {
-        std::vector<Range> ranges =
-            localRanges(mesh, layout, globals[i].shape, coords);
-        Shape offset;
-        for (const Range &r : ranges)
-          offset.push_back(r.offset);
-        copyBox(global.data(), globals[i].shape, offset, block.data(), shape,
-                Shape(offset.size(), 0), shape, dtypeSize(arg.type));
-      }
-      local[d].push_back(std::move(block));
     }
   }
 }
@@ -248,10 +252,19 @@ Status assembleResults(const Schedule &schedule, const RankBlocks &outputs,
                        const RankShapes &outShapes,
                        std::vector<NpyArray> &results) {
   results.assign(schedule.results.size(), NpyArray());
-  for (size_t i = 0; i < schedule.results.size(); ++i)
-    if (Status s = assembleResult(schedule, i, outputs, outShapes, results[i]);
+  for (size_t i = 0; i < schedule.results.size(); ++i) {
+    std::vector<const std::vector<char> *> blocks;
+    std::vector<Shape> shapes;
+    for (int64_t d = 0; d < schedule.mesh.numDevices(); ++d) {
+      blocks.push_back(&outputs[d][i]);
+      shapes.push_back(outShapes[d][i]);
+    }
+    if (Status s = assembleTensor(schedule.mesh, schedule.results[i],
+                                  "result " + std::to_string(i), blocks, shapes,
+                                  results[i]);
         !s.ok())
       return s;
+  }
   return Status::success();
 }
 

@@ -47,6 +47,20 @@ void scatterInputs(const Schedule &schedule,
                    const std::vector<NpyArray> &globals, RankBlocks &local,
                    RankShapes &localShapes);
 
+/// Device `device`'s block of a tensor (`info`: its type and layout) whose
+/// global value is `global` (row-major, `info.type`) of `globalShape`; the
+/// block's shape in `shape`.
+std::vector<char> scatterTensor(const Mesh &mesh, const TensorInfo &info,
+                                const void *global, const Shape &globalShape,
+                                int64_t device, Shape &shape);
+
+/// A tensor's global value from every rank's block of it (`blocks[d]` of
+/// `shapes[d]`, partial terms reduced); `what` names it in messages.
+Status assembleTensor(const Mesh &mesh, const TensorInfo &info,
+                      const std::string &what,
+                      const std::vector<const std::vector<char> *> &blocks,
+                      const std::vector<Shape> &shapes, NpyArray &out);
+
 /// The global results from every rank's blocks of them.
 Status assembleResults(const Schedule &schedule, const RankBlocks &outputs,
                        const RankShapes &outShapes,

@@ -30,6 +30,7 @@
 #include "runtime/GlobalIO.h"
 #include "runtime/RankSteps.h"
 #include "runtime/Ranks.h"
+#include "runtime/Trace.h"
 #include "runtime/cuda/DeviceSteps.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -47,7 +48,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 
 using namespace mlir;
 using namespace spmd;
@@ -247,26 +247,6 @@ void reportFeeding(const Schedule &schedule, size_t fed) {
   llvm::errs() << "\n";
 }
 
-std::string jsonString(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
-}
-
-/// A trace event's category: the step kind, every communication step
-/// ("partial_from_replicated" and "shard" too) as "collective".
-const char *traceCategory(StepKind kind) {
-  bool local = kind == StepKind::Kernel || kind == StepKind::Gemm ||
-               kind == StepKind::Copy;
-  return local ? stepKindName(kind) : "collective";
-}
-
 /// Every rank's run: its inputs, and what it gave back.
 struct Run {
   const CpuProgram &program;
@@ -293,64 +273,11 @@ struct Run {
 
 void Run::writeTrace(const std::string &path,
                      const std::vector<int64_t> &ranks) {
-  if (!path.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      die("--trace: cannot write '" + path + "': " + ec.message());
-    os << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
-    bool first = true;
-    for (int64_t d : ranks) {
-      os << (first ? "" : ",\n") << "{\"name\": \"thread_name\", \"ph\": "
-         << "\"M\", \"pid\": 0, \"tid\": " << d
-         << ", \"args\": {\"name\": \"rank " << d << "\"}}";
-      first = false;
-      for (const TraceEvent &e : traces[d])
-        os << ",\n{\"name\": " << jsonString(e.name) << ", \"cat\": \""
-           << traceCategory(e.kind)
-           << "\", \"ph\": \"X\", \"ts\": " << llvm::format("%.3f", e.startUs)
-           << ", \"dur\": " << llvm::format("%.3f", e.durationUs)
-           << ", \"pid\": 0, \"tid\": " << d
-           << ", \"args\": {\"step\": " << e.step
-           << ", \"detail\": " << jsonString(e.detail) << "}}";
-    }
-    os << "\n]}\n";
-  }
-  if (!profile || !llvm::is_contained(ranks, 0))
-    return;
-  // Rank 0's time by step kind, and its costliest kernels.
-  std::map<std::string, std::pair<double, int64_t>> byKind, byKernel;
-  double total = 0;
-  for (const TraceEvent &e : traces[0]) {
-    auto &k = byKind[traceCategory(e.kind)];
-    k.first += e.durationUs;
-    ++k.second;
-    if (e.kind == StepKind::Kernel) {
-      auto &n = byKernel[e.name];
-      n.first += e.durationUs;
-      ++n.second;
-    }
-    total += e.durationUs;
-  }
-  llvm::errs() << "spmd-run: profile of rank 0 over " << steps
-               << " step(s): " << llvm::format("%.3f", total / 1000)
-               << " ms in steps\n";
-  for (auto &[kind, v] : byKind)
-    llvm::errs() << llvm::format("  %-10s %6lld steps %10.3f ms %5.1f%%\n",
-                                 kind.c_str(), (long long)v.second,
-                                 v.first / 1000,
-                                 total > 0 ? 100 * v.first / total : 0.0);
-  std::vector<std::pair<std::string, std::pair<double, int64_t>>> kernels(
-      byKernel.begin(), byKernel.end());
-  std::sort(kernels.begin(), kernels.end(), [](const auto &a, const auto &b) {
-    return a.second.first > b.second.first;
-  });
-  if (kernels.size() > 5)
-    kernels.resize(5);
-  for (auto &[name, v] : kernels)
-    llvm::errs() << llvm::format("  top kernel %-28s %6lld runs %10.3f ms\n",
-                                 name.c_str(), (long long)v.second,
-                                 v.first / 1000);
+  if (!path.empty())
+    if (std::string err = writeChromeTrace(path, traces, ranks); !err.empty())
+      die("--trace: " + err);
+  if (profile && llvm::is_contained(ranks, 0))
+    llvm::errs() << "spmd-run: " << profileSummary(traces[0], steps, 0);
 }
 
 void Run::runRank(int64_t d, Collectives *comm, const AbortFn &abort) {

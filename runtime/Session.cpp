@@ -1,0 +1,197 @@
+//===- Session.cpp - A plan held on in-process ranks between runs ---------===//
+
+#include "runtime/Session.h"
+
+#include "runtime/CommCollectives.h"
+#include "runtime/GlobalIO.h"
+#include "runtime/InProcessComm.h"
+
+#include <cstring>
+
+namespace spmd::plan {
+
+struct SessionState {
+  explicit SessionState(const Mesh &mesh, InProcessOptions options)
+      : world(mesh, options) {}
+  InProcessWorld world;
+  std::vector<std::unique_ptr<CommCollectives>> comms;
+  std::vector<std::unique_ptr<Executor>> executors;
+  std::vector<std::vector<std::vector<char>>> blocks; // [rank][arg]
+  std::vector<std::vector<Shape>> shapes;             // [rank][arg]
+  std::vector<std::vector<void *>> pointers;          // [rank][arg]
+  std::vector<std::string> errors;                    // the last run's
+  std::vector<std::vector<TraceEvent>> traces;
+  std::string failure; // the run that broke the session
+};
+
+Session::Session(const Schedule &schedule, std::vector<KernelFn> kernels,
+                 double timeoutSeconds)
+    : sched(schedule) {
+  InProcessOptions options;
+  options.timeoutSeconds = timeoutSeconds;
+  const Mesh &mesh = schedule.mesh;
+  state = std::make_unique<SessionState>(mesh, options);
+  int64_t n = mesh.numDevices();
+  state->blocks.resize(n);
+  state->shapes.resize(n);
+  state->pointers.resize(n);
+  state->errors.resize(n);
+  state->traces.resize(n);
+  for (int64_t d = 0; d < n; ++d) {
+    state->comms.push_back(
+        std::make_unique<CommCollectives>(state->world.comm(d)));
+    state->executors.push_back(std::make_unique<Executor>(
+        schedule, kernels, state->comms.back().get()));
+    for (size_t i = 0; i < schedule.args.size(); ++i) {
+      Shape global = argGlobalShape(i);
+      Shape shape;
+      std::vector<char> zeros(numElements(global) *
+                              dtypeSize(schedule.args[i].type));
+      state->blocks[d].push_back(scatterTensor(mesh, schedule.args[i],
+                                               zeros.data(), global, d, shape));
+      state->shapes[d].push_back(shape);
+    }
+    for (std::vector<char> &block : state->blocks[d])
+      state->pointers[d].push_back(block.data());
+  }
+}
+
+Session::~Session() = default;
+
+Shape Session::argGlobalShape(size_t i) const {
+  return globalShapeOf(sched.mesh, sched.args[i]);
+}
+
+std::string Session::setArg(size_t i, DType type, const Shape &shape,
+                            const void *data) {
+  if (i >= sched.args.size())
+    return "argument " + std::to_string(i) + " out of range (" +
+           std::to_string(sched.args.size()) + " arguments)";
+  const TensorInfo &arg = sched.args[i];
+  if (shape != argGlobalShape(i))
+    return "argument " + std::to_string(i) + " has global shape " +
+           shapeStr(argGlobalShape(i)) + ", not " + shapeStr(shape);
+  std::vector<char> converted;
+  if (type != arg.type) {
+    if (!(type == DType::F32 &&
+          (arg.type == DType::F16 || arg.type == DType::BF16)))
+      return "argument " + std::to_string(i) + " is " + dtypeName(arg.type) +
+             ", not " + dtypeName(type);
+    NpyArray array;
+    array.dtype = type;
+    array.shape = shape;
+    const char *bytes = static_cast<const char *>(data);
+    array.data.assign(bytes, bytes + numElements(shape) * dtypeSize(type));
+    converted = convert(array, arg.type);
+    data = converted.data();
+  }
+  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
+    Shape local;
+    std::vector<char> block =
+        scatterTensor(sched.mesh, arg, data, shape, d, local);
+    // The executors hold the blocks' addresses: copy in place.
+    std::memcpy(state->blocks[d][i].data(), block.data(), block.size());
+  }
+  return "";
+}
+
+std::string Session::getArg(size_t i, NpyArray &global) const {
+  if (i >= sched.args.size())
+    return "argument " + std::to_string(i) + " out of range";
+  std::vector<const std::vector<char> *> blocks;
+  std::vector<Shape> shapes;
+  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
+    blocks.push_back(&state->blocks[d][i]);
+    shapes.push_back(state->shapes[d][i]);
+  }
+  Status s =
+      assembleTensor(sched.mesh, sched.args[i], "argument " + std::to_string(i),
+                     blocks, shapes, global);
+  return s.ok() ? "" : s.message();
+}
+
+std::string Session::run(size_t feed) {
+  if (!state->failure.empty())
+    return "an earlier run failed (" + state->failure +
+           "); the session cannot run again";
+  if (feed > std::min(sched.args.size(), sched.results.size()))
+    return "cannot feed " + std::to_string(feed) + " results back";
+  auto rankRun = [&](int64_t d) -> std::string {
+    Executor &executor = *state->executors[d];
+    std::vector<void *> &args = state->pointers[d];
+    if (std::string err = executor.run(args, state->shapes[d]); !err.empty())
+      return err;
+    for (size_t i = 0; i < feed; ++i) {
+      if (executor.resultShape(i) != state->shapes[d][i])
+        return "result " + std::to_string(i) + " has local shape " +
+               shapeStr(executor.resultShape(i)) + ", argument " +
+               std::to_string(i) + " " + shapeStr(state->shapes[d][i]) +
+               ": cannot feed it back";
+      std::memmove(args[i], executor.result(i, args),
+                   state->blocks[d][i].size());
+    }
+    return "";
+  };
+  std::fill(state->errors.begin(), state->errors.end(), "");
+  if (sched.mesh.numDevices() == 1) {
+    state->errors[0] = rankRun(0);
+  } else {
+    state->world.run([&](InProcessComm &comm) {
+      int64_t d = comm.device();
+      state->errors[d] = rankRun(d);
+      if (!state->errors[d].empty())
+        comm.abort(state->errors[d]);
+    });
+  }
+  ++numRuns;
+  if (state->world.failed()) {
+    state->failure = state->world.failureMessage();
+    return state->failure;
+  }
+  for (size_t d = 0; d < state->errors.size(); ++d)
+    if (!state->errors[d].empty()) {
+      state->failure = "rank " + std::to_string(d) + ": " + state->errors[d];
+      return state->failure;
+    }
+  return "";
+}
+
+std::string Session::getResult(size_t i, NpyArray &global) const {
+  if (i >= sched.results.size())
+    return "result " + std::to_string(i) + " out of range";
+  if (numRuns == 0)
+    return "no run yet";
+  std::vector<std::vector<char>> data(sched.mesh.numDevices());
+  std::vector<const std::vector<char> *> blocks;
+  std::vector<Shape> shapes;
+  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
+    const Executor &executor = *state->executors[d];
+    Shape shape = executor.resultShape(i);
+    const auto *p =
+        static_cast<const char *>(executor.result(i, state->pointers[d]));
+    data[d].assign(p,
+                   p + numElements(shape) * dtypeSize(sched.results[i].type));
+    blocks.push_back(&data[d]);
+    shapes.push_back(shape);
+  }
+  Status s =
+      assembleTensor(sched.mesh, sched.results[i],
+                     "result " + std::to_string(i), blocks, shapes, global);
+  return s.ok() ? "" : s.message();
+}
+
+void Session::setTrace(bool on) {
+  for (size_t d = 0; d < state->executors.size(); ++d)
+    state->executors[d]->setTrace(on ? &state->traces[d] : nullptr);
+}
+
+const std::vector<std::vector<TraceEvent>> &Session::traces() const {
+  return state->traces;
+}
+
+void Session::clearTrace() {
+  for (auto &t : state->traces)
+    t.clear();
+}
+
+} // namespace spmd::plan

@@ -1,0 +1,70 @@
+//===- Session.h - A plan held on in-process ranks between runs -*- C++ -*-===//
+//
+// What the Python module (frontend/torch/native) runs: every rank of a plan
+// a thread of this process, with its arguments, executor and arena kept
+// from one run to the next, so a training step's parameters and optimizer
+// state stay sharded in the ranks between calls. Arguments are set and read
+// as global values (scattered to and assembled from the ranks' blocks by
+// their layouts); a run may feed results back into arguments (the updated
+// state of a training step). Errors are messages ("" on success); a rank
+// that fails stops the others, and the session then refuses to run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_RUNTIME_SESSION_H
+#define SPMD_RUNTIME_SESSION_H
+
+#include "runtime/Executor.h"
+#include "runtime/Npy.h"
+#include "runtime/Plan.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace spmd::plan {
+
+struct SessionState;
+
+class Session {
+public:
+  /// The schedule and kernels must outlive the session. Arguments start as
+  /// zeros of their global shapes.
+  Session(const Schedule &schedule, std::vector<KernelFn> kernels,
+          double timeoutSeconds = 60);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  const Schedule &schedule() const { return sched; }
+  /// Argument i's global shape (what setArg expects).
+  Shape argGlobalShape(size_t i) const;
+
+  /// Sets argument i to the global value `data` (row-major, of `type` and
+  /// `shape`): every rank gets its block. `type` is the argument's, or f32
+  /// for an f16/bf16 argument.
+  std::string setArg(size_t i, DType type, const Shape &shape,
+                     const void *data);
+  /// Argument i's global value, assembled from the ranks' blocks.
+  std::string getArg(size_t i, NpyArray &global) const;
+  /// One run of every rank; then results 0..feed-1 become arguments
+  /// 0..feed-1 (result and argument of the same type, shape and layout).
+  std::string run(size_t feed = 0);
+  /// Result i of the last run, assembled.
+  std::string getResult(size_t i, NpyArray &global) const;
+  int64_t runs() const { return numRuns; }
+
+  /// Records every step of later runs (per rank) when on.
+  void setTrace(bool on);
+  const std::vector<std::vector<TraceEvent>> &traces() const;
+  void clearTrace();
+
+private:
+  const Schedule &sched;
+  std::unique_ptr<SessionState> state;
+  int64_t numRuns = 0;
+};
+
+} // namespace spmd::plan
+
+#endif // SPMD_RUNTIME_SESSION_H
