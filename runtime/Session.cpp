@@ -180,6 +180,13 @@ std::string Session::getResult(size_t i, NpyArray &global) const {
   return s.ok() ? "" : s.message();
 }
 
+int64_t Session::argumentBytes(int64_t rank) const {
+  int64_t bytes = 0;
+  for (const std::vector<char> &block : state->blocks[rank])
+    bytes += static_cast<int64_t>(block.size());
+  return bytes;
+}
+
 void Session::setTrace(bool on) {
   for (size_t d = 0; d < state->executors.size(); ++d)
     state->executors[d]->setTrace(on ? &state->traces[d] : nullptr);

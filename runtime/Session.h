@@ -53,6 +53,9 @@ public:
   /// Result i of the last run, assembled.
   std::string getResult(size_t i, NpyArray &global) const;
   int64_t runs() const { return numRuns; }
+  /// Bytes of rank `rank`'s argument blocks (its arena is
+  /// schedule().arenaBytes).
+  int64_t argumentBytes(int64_t rank) const;
 
   /// Records every step of later runs (per rank) when on.
   void setTrace(bool on);

@@ -73,9 +73,15 @@ py::array toNumpy(NpyArray &&array) {
     array.data = std::move(wide);
     array.dtype = DType::F32;
   }
-  py::array out(
-      numpyType(array.dtype),
-      std::vector<py::ssize_t>(array.shape.begin(), array.shape.end()));
+  // Row-major strides, given explicitly.
+  std::vector<py::ssize_t> shape(array.shape.begin(), array.shape.end());
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t stride = static_cast<py::ssize_t>(dtypeSize(array.dtype));
+  for (size_t k = shape.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= shape[k];
+  }
+  py::array out(numpyType(array.dtype), shape, strides);
   std::memcpy(out.mutable_data(), array.data.data(), array.data.size());
   return out;
 }
@@ -214,6 +220,22 @@ PYBIND11_MODULE(_spmd_runtime, m) {
            })
       .def_property_readonly(
           "runs", [](const PySession &s) { return s.session->runs(); })
+      .def(
+          "memory",
+          [](const PySession &s) {
+            py::list out;
+            const Schedule &schedule = s.program->schedule();
+            for (int64_t d = 0; d < schedule.mesh.numDevices(); ++d) {
+              py::dict rank;
+              rank["rank"] = d;
+              rank["arena_bytes"] = schedule.arenaBytes;
+              rank["argument_bytes"] = s.session->argumentBytes(d);
+              out.append(rank);
+            }
+            return out;
+          },
+          "Bytes each rank holds: its arena (the memory plan's peak of "
+          "intermediates) and its blocks of the arguments.")
       .def("set_trace", [](PySession &s, bool on) { s.session->setTrace(on); })
       .def("clear_trace", [](PySession &s) { s.session->clearTrace(); })
       .def(

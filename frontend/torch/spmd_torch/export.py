@@ -340,12 +340,15 @@ def _export_error(what, model, e):
 class _LossModule(torch.nn.Module):
     """model + loss as one module: what torch.export captures."""
 
-    def __init__(self, model, loss_fn):
+    def __init__(self, model, loss_fn, step_fn=None):
         super().__init__()
         self.model = model
         self._loss_fn = [loss_fn]  # a list: a loss Module is no submodule
+        self._step_fn = step_fn
 
     def forward(self, *b):
+        if self._step_fn is not None:
+            return (self._step_fn(self.model, *b),)
         loss_fn = self._loss_fn[0]
         if loss_fn is None:
             return (_as_loss(self.model(*b)),)
@@ -451,7 +454,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       constrain_grads=False, func_name="train_step",
                       optimizer_state=None, tracing_mode=None,
                       gather_form="onehot", feedback_order=False,
-                      capture="export", rng_seed=0):
+                      capture="export", rng_seed=0, step_fn=None):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -469,7 +472,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     tensor.extract from the table ("extract"). feedback_order: results in
     the order of the arguments they update (result i is the new argument i,
     what `spmd-run --steps` feeds back), then the loss, then the gradients;
-    the default is loss, parameters, state, step, gradients.
+    the default is loss, parameters, state, step, gradients. step_fn:
+    (model, *batch) -> loss, in place of the model call and loss_fn (what
+    spmd_torch.compile traces of a user's training step).
     """
     mesh = _as_mesh(mesh)
     if data_parallel is None:
@@ -502,22 +507,24 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     try:
         run = None
         if capture == "export":
-            run = _capture(_LossModule(model, loss_fn), model, batch,
+            run = _capture(_LossModule(model, loss_fn, step_fn), model, batch,
                            named_params, named_buffers, "the training step")
         elif capture != "make_fx":
             raise ValueError(f"unknown capture '{capture}' (export or make_fx)")
         # A step that draws random numbers (dropout) takes the generator's
         # seed and step as arguments and returns the next step.
         uses_rng = run.draws_random if run else False
-        traced = _trace_step(model, loss_fn, fopt, run, aliases, pnames, bnames,
-                             nS, uses_step, uses_rng, pass_buffers,
-                             return_grads, feedback_order, states, step0,
+        traced = _trace_step(model, loss_fn, step_fn, fopt, run, aliases,
+                             pnames, bnames, nS, uses_step, uses_rng,
+                             pass_buffers, return_grads, feedback_order,
+                             states, step0,
                              rng_seed, named_params, named_buffers, batch,
                              tracing_mode)
         if run is None and not uses_rng and _draws_random(traced[0].graph):
-            traced = _trace_step(model, loss_fn, fopt, run, aliases, pnames,
-                                 bnames, nS, uses_step, True, pass_buffers,
-                                 return_grads, feedback_order, states, step0,
+            traced = _trace_step(model, loss_fn, step_fn, fopt, run, aliases,
+                                 pnames, bnames, nS, uses_step, True,
+                                 pass_buffers, return_grads, feedback_order,
+                                 states, step0,
                                  rng_seed, named_params, named_buffers, batch,
                                  tracing_mode)
             uses_rng = True
@@ -624,8 +631,8 @@ def _draws_random(graph):
                if n.op == "call_function")
 
 
-def _trace_step(model, loss_fn, fopt, run, aliases, pnames, bnames, nS,
-                uses_step, uses_rng, pass_buffers, return_grads,
+def _trace_step(model, loss_fn, step_fn, fopt, run, aliases, pnames, bnames,
+                nS, uses_step, uses_rng, pass_buffers, return_grads,
                 feedback_order, states, step0, rng_seed, named_params,
                 named_buffers, batch, tracing_mode):
     """The whole step traced by make_fx: (graph module, example arguments,
@@ -680,7 +687,11 @@ def _trace_step(model, loss_fn, fopt, run, aliases, pnames, bnames, nS,
         params, buffers, state, step, rng, b = split(flat)
         tensors = _bind(aliases, pnames, params)
         tensors.update(_bind(aliases, bnames, buffers))
-        if loss_fn is None:
+        if step_fn is not None:
+            from torch.nn.utils.stateless import _reparametrize_module
+            with _reparametrize_module(model, tensors):
+                loss = step_fn(model, *b)
+        elif loss_fn is None:
             loss = _as_loss(functional_call(model, tensors, tuple(b)))
         else:
             out = functional_call(model, tensors, tuple(b[:-1]))

@@ -1,0 +1,28 @@
+"""Finds spmd's runtime module, _spmd_runtime (built by CMake into
+<build>/python: SPMD_BUILD_DIR, else the repository's build/)."""
+
+import importlib
+import os
+import sys
+
+_module = None
+
+
+def runtime():
+    global _module
+    if _module is not None:
+        return _module
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    build = os.environ.get("SPMD_BUILD_DIR") or os.path.join(repo, "build")
+    path = os.path.join(build, "python")
+    if os.path.isdir(path) and path not in sys.path:
+        sys.path.insert(0, path)
+    try:
+        _module = importlib.import_module("_spmd_runtime")
+    except ImportError as e:
+        raise ImportError(
+            f"spmd_torch: cannot load spmd's runtime module _spmd_runtime from "
+            f"{path} ({e}); ./setup.sh builds it (SPMD_BUILD_DIR names "
+            "another build folder)") from e
+    return _module
