@@ -84,8 +84,12 @@ std::string Schedule::validate() const {
       for (int64_t d : ref.shape)
         dynamic += d < 0;
       if (ref.index < 0 || ref.index >= numHeapBuffers ||
-          ref.sizeSlots.size() != dynamic)
+          ref.sizeSlots.size() != dynamic ||
+          (!ref.sizeScales.empty() && ref.sizeScales.size() != dynamic))
         return what + " has a malformed dynamic buffer " + refStr(ref);
+      for (auto [mul, div] : ref.sizeScales)
+        if (mul <= 0 || div <= 0)
+          return what + " has a malformed dynamic buffer " + refStr(ref);
       for (int64_t slot : ref.sizeSlots)
         if (slot < 0 || slot >= static_cast<int64_t>(sizes.size()))
           return what + " buffer " + refStr(ref) + " names unknown size " +

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace spmd::plan {
@@ -38,6 +39,10 @@ struct BufferRef {
   Shape shape; // -1 on a dynamic dim
   /// For each dynamic dim of a Heap buffer: its index in Schedule::sizes.
   std::vector<int64_t> sizeSlots;
+  /// For each dynamic dim (empty: all 1/1): the size is the slot's value
+  /// times `first`, divided by `second` (a reshaped view of a dynamic
+  /// buffer: [?, 8] collapsed to [? * 8], [? * 8] expanded to [?, 8]).
+  std::vector<std::pair<int64_t, int64_t>> sizeScales;
   bool isStatic() const;
   /// Bytes of a static buffer.
   int64_t bytes() const {

@@ -60,8 +60,12 @@ Shape RankBuffers::resolve(const BufferRef &ref) const {
   Shape shape = ref.shape;
   size_t slot = 0;
   for (int64_t &d : shape)
-    if (d < 0)
-      d = values[ref.sizeSlots[slot++]];
+    if (d < 0) {
+      d = values[ref.sizeSlots[slot]];
+      if (!ref.sizeScales.empty())
+        d = d * ref.sizeScales[slot].first / ref.sizeScales[slot].second;
+      ++slot;
+    }
   return shape;
 }
 

@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <numeric>
 
 using namespace mlir;
 using namespace spmd;
@@ -180,6 +181,70 @@ struct ScheduleBuilder {
     return static_cast<int64_t>(schedule.sizes.size() - 1);
   }
 
+  /// A reshaped view of a runtime-sized buffer: each dynamic dim of the
+  /// view is the one dynamic dim of its reassociation group in the source,
+  /// scaled by the group's static dims.
+  FailureOr<plan::BufferRef> reshapeDynamic(Operation *op, plan::BufferRef base,
+                                            MemRefType type) {
+    auto unsupported = [&] {
+      return fail(op, "reshapes a buffer with rank-dependent dims other than "
+                      "by static factors; not supported by spmd-run yet");
+    };
+    if (base.where != plan::BufferRef::Where::Heap)
+      return unsupported();
+    bool collapse = isa<memref::CollapseShapeOp>(op);
+    SmallVector<ReassociationIndices> groups =
+        collapse ? cast<memref::CollapseShapeOp>(op).getReassociationIndices()
+                 : cast<memref::ExpandShapeOp>(op).getReassociationIndices();
+    // The wide side has a dim per group member, the narrow one per group.
+    ArrayRef<int64_t> narrow = collapse ? type.getShape() : ArrayRef<int64_t>();
+    Shape wide = collapse
+                     ? base.shape
+                     : Shape(type.getShape().begin(), type.getShape().end());
+    if (!collapse)
+      narrow = ArrayRef<int64_t>(base.shape);
+    // The source's dynamic dims, in order, with their slots and scales.
+    std::vector<std::pair<int64_t, int64_t>> scales = base.sizeScales;
+    if (scales.empty())
+      scales.assign(base.sizeSlots.size(), {1, 1});
+    plan::BufferRef out = base;
+    out.shape.assign(type.getShape().begin(), type.getShape().end());
+    for (int64_t &d : out.shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
+    out.sizeSlots.clear();
+    out.sizeScales.clear();
+    size_t sourceSlot = 0;
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      int64_t wideStatic = 1, wideDynamic = 0;
+      for (int64_t k : group) {
+        if (wide[k] < 0 || ShapedType::isDynamic(wide[k]))
+          ++wideDynamic;
+        else
+          wideStatic *= wide[k];
+      }
+      bool narrowDynamic = narrow[g] < 0 || ShapedType::isDynamic(narrow[g]);
+      if (wideDynamic != (narrowDynamic ? 1 : 0))
+        return unsupported();
+      if (!narrowDynamic)
+        continue;
+      auto [mul, div] = scales[sourceSlot];
+      int64_t slot = base.sizeSlots[sourceSlot++];
+      // collapse: [.., ?, ..] -> [? * static]; expand: the reverse.
+      if (collapse)
+        mul *= wideStatic;
+      else
+        div *= wideStatic;
+      int64_t common = std::gcd(mul, div);
+      out.sizeSlots.push_back(slot);
+      out.sizeScales.push_back({mul / common, div / common});
+    }
+    if (llvm::all_of(out.sizeScales,
+                     [](auto s) { return s.first == 1 && s.second == 1; }))
+      out.sizeScales.clear();
+    return out;
+  }
+
   FailureOr<plan::BufferRef> ref(Operation *user, Value value) {
     // A cast between identity layouts is the same buffer (its sizes are
     // the source's, known at run time).
@@ -194,9 +259,7 @@ struct ScheduleBuilder {
       if (failed(base))
         return failure();
       if (!base->isStatic() || !type.hasStaticShape())
-        return fail(value.getDefiningOp(),
-                    "reshapes a buffer with rank-dependent dims; not "
-                    "supported by spmd-run yet");
+        return reshapeDynamic(value.getDefiningOp(), *base, type);
       base->shape.assign(type.getShape().begin(), type.getShape().end());
       return base;
     }
