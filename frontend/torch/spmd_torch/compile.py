@@ -188,8 +188,9 @@ class _Program:
         self.outputs = [i for i, k in enumerate(kinds) if k == "output"]
 
     def set(self, i, value):
+        # (np.require keeps 0-d arrays 0-d, ascontiguousarray does not.)
         self.session.set_arg(i, _to_numpy(value) if isinstance(
-            value, torch.Tensor) else np.ascontiguousarray(value))
+            value, torch.Tensor) else np.require(value, requirements="C"))
 
     def get(self, i):
         a = self.args[i]
@@ -225,6 +226,7 @@ class _Compiled:
         self.current = None
         self.calls = 0
         self._tmp = None
+        self._pending = None  # a checkpoint loaded before the first call
 
     def _path(self, kind):
         d = self.options["workdir"]
@@ -244,6 +246,10 @@ class _Compiled:
             self.programs[key] = prog
             if self.current is None:
                 self._initialize(prog)
+                if self._pending is not None:
+                    values, where = self._pending
+                    prog.load_values(values, where)
+                    self._pending = None
         if prog is not self.current:
             if self.current is not None:
                 prog.load_values(self.current.state_values(),
@@ -309,10 +315,8 @@ class _Compiled:
             json.dump(manifest, f, indent=1)
 
     def load(self, directory):
-        """Restores what save() wrote; the next call goes on from there.
-        Compiles first when nothing is compiled (a call's shapes are needed:
-        call once, or use load after the first call)."""
-        prog = self._require()
+        """Restores what save() wrote; the next call goes on from there
+        (before the first call: the first call's program starts from it)."""
         path = os.path.join(directory, "manifest.json")
         try:
             with open(path) as f:
@@ -328,7 +332,10 @@ class _Compiled:
                 values[t["name"]] = np.load(file, allow_pickle=False)
             except (OSError, ValueError) as e:
                 raise ValueError(f"{file}: cannot read it ({e})") from e
-        prog.load_values(values, directory)
+        if self.current is None:
+            self._pending = (values, directory)
+        else:
+            self.current.load_values(values, directory)
         self.calls = int(manifest.get("calls", 0))
 
     # -- timelines -----------------------------------------------------

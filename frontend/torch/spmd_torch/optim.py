@@ -100,7 +100,8 @@ def from_torch(opt):
     if isinstance(opt, torch.optim.SGD):
         return SGD(g["lr"], g["momentum"], g["weight_decay"], g["nesterov"],
                    g["dampening"], g.get("maximize", False))
-    raise ValueError(f"unsupported optimizer {type(opt).__name__}")
+    raise ValueError(f"unsupported optimizer {type(opt).__name__} (spmd_torch "
+                     "traces SGD, Adam and AdamW)")
 
 
 def from_name(name, **kw):
