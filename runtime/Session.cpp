@@ -6,7 +6,12 @@
 #include "runtime/GlobalIO.h"
 #include "runtime/InProcessComm.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace spmd::plan {
 
@@ -22,6 +27,65 @@ struct SessionState {
   std::vector<std::string> errors;                    // the last run's
   std::vector<std::vector<TraceEvent>> traces;
   std::string failure; // the run that broke the session
+
+  // Ranks 1..n-1 run on threads kept for the session's life (a thread
+  // start per rank and call would cost more than a small step); rank 0
+  // runs on the caller's thread. Like the in-process collectives, a waiter
+  // yields for a while (a step's ranks start and end close together), then
+  // parks on a condition variable: no core spins while another computes.
+  static constexpr int kSpins = 200;
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  std::condition_variable start, done;
+  std::atomic<int64_t> generation{0}, pending{0};
+  bool stop = false; // under mu
+  std::function<void(int64_t)> job;
+
+  void work(int64_t device) {
+    int64_t seen = 0;
+    for (;;) {
+      for (int i = 0; i < kSpins && generation.load() == seen; ++i)
+        std::this_thread::yield();
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        start.wait(lock, [&] { return stop || generation.load() != seen; });
+        if (stop)
+          return;
+      }
+      seen = generation.load();
+      job(device);
+      if (pending.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mu);
+        done.notify_one();
+      }
+    }
+  }
+
+  /// Runs job(d) for every rank d and waits for all.
+  void runAll(std::function<void(int64_t)> fn) {
+    job = std::move(fn);
+    pending.store(static_cast<int64_t>(executors.size()) - 1);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      generation.fetch_add(1);
+    }
+    start.notify_all();
+    job(0);
+    for (int i = 0; i < kSpins && pending.load() != 0; ++i)
+      std::this_thread::yield();
+    std::unique_lock<std::mutex> lock(mu);
+    done.wait(lock, [&] { return pending.load() == 0; });
+  }
+
+  ~SessionState() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    start.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
 };
 
 Session::Session(const Schedule &schedule, std::vector<KernelFn> kernels,
@@ -54,6 +118,8 @@ Session::Session(const Schedule &schedule, std::vector<KernelFn> kernels,
     for (std::vector<char> &block : state->blocks[d])
       state->pointers[d].push_back(block.data());
   }
+  for (int64_t d = 1; d < n; ++d)
+    state->workers.emplace_back([s = state.get(), d] { s->work(d); });
 }
 
 Session::~Session() = default;
@@ -133,16 +199,11 @@ std::string Session::run(size_t feed) {
     return "";
   };
   std::fill(state->errors.begin(), state->errors.end(), "");
-  if (sched.mesh.numDevices() == 1) {
-    state->errors[0] = rankRun(0);
-  } else {
-    state->world.run([&](InProcessComm &comm) {
-      int64_t d = comm.device();
-      state->errors[d] = rankRun(d);
-      if (!state->errors[d].empty())
-        comm.abort(state->errors[d]);
-    });
-  }
+  state->runAll([&](int64_t d) {
+    state->errors[d] = rankRun(d);
+    if (!state->errors[d].empty())
+      state->world.comm(d).abort(state->errors[d]);
+  });
   ++numRuns;
   if (state->world.failed()) {
     state->failure = state->world.failureMessage();
