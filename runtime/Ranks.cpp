@@ -34,11 +34,11 @@ void spmd::runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
 MpiRun::~MpiRun() = default;
 
 #ifdef SPMD_HAVE_MPI
-/// Every rank's results, flattened, all-gathered over the whole mesh (group
-/// order is device order): afterwards every process holds every rank's
-/// outputs and shapes. Types without a DType travel as f64.
+/// Every rank's blocks of `tensors`, flattened, all-gathered over the whole
+/// mesh (group order is device order): afterwards every process holds every
+/// rank's blocks and shapes. Types without a DType travel as f64.
 static std::string
-gatherAll(Communicator &comm, const Schedule &schedule,
+gatherAll(Communicator &comm, const std::vector<plan::TensorInfo> &tensors,
           std::vector<std::vector<std::vector<char>>> &outputs,
           std::vector<std::vector<Shape>> &outShapes) {
   const Mesh &mesh = comm.mesh();
@@ -47,8 +47,8 @@ gatherAll(Communicator &comm, const Schedule &schedule,
   Axes all;
   for (int64_t a = 0; a < mesh.rank(); ++a)
     all.push_back(a);
-  for (size_t i = 0; i < schedule.results.size(); ++i) {
-    DType type = schedule.results[i].type;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    DType type = tensors[i].type;
     const Shape &mine = outShapes[me][i];
     // Shapes: one row per rank (rank 0 results send one unused dim).
     int64_t width = std::max<int64_t>(1, mine.size());
@@ -63,7 +63,7 @@ gatherAll(Communicator &comm, const Schedule &schedule,
     std::vector<int64_t> counts(numRanks);
     int64_t total = 0;
     for (int64_t d = 0; d < numRanks; ++d) {
-      outShapes[d].resize(schedule.results.size());
+      outShapes[d].resize(tensors.size());
       outShapes[d][i] = Shape(rows.begin() + d * width,
                               rows.begin() + d * width + mine.size());
       counts[d] = numElements(outShapes[d][i]);
@@ -86,7 +86,7 @@ gatherAll(Communicator &comm, const Schedule &schedule,
       return "gathering results: " + r.status.message();
     int64_t offset = 0;
     for (int64_t d = 0; d < numRanks; ++d) {
-      outputs[d].resize(schedule.results.size());
+      outputs[d].resize(tensors.size());
       std::vector<char> &out = outputs[d][i];
       out.assign(counts[d] * dtypeSize(type), 0);
       if (direct)
@@ -116,7 +116,12 @@ public:
   gatherResults(const Schedule &schedule,
                 std::vector<std::vector<std::vector<char>>> &outputs,
                 std::vector<std::vector<Shape>> &outShapes) override {
-    return gatherAll(*comm, schedule, outputs, outShapes);
+    return gatherAll(*comm, schedule.results, outputs, outShapes);
+  }
+  std::string gatherTensors(const std::vector<plan::TensorInfo> &tensors,
+                            std::vector<std::vector<std::vector<char>>> &blocks,
+                            std::vector<std::vector<Shape>> &shapes) override {
+    return gatherAll(*comm, tensors, blocks, shapes);
   }
 
 private:

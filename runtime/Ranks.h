@@ -60,6 +60,12 @@ public:
   gatherResults(const plan::Schedule &schedule,
                 std::vector<std::vector<std::vector<char>>> &outputs,
                 std::vector<std::vector<Shape>> &outShapes) = 0;
+  /// The same for any tensors: `blocks[me][i]` (of shape `shapes[me][i]`)
+  /// in, every rank's out.
+  virtual std::string
+  gatherTensors(const std::vector<plan::TensorInfo> &tensors,
+                std::vector<std::vector<std::vector<char>>> &blocks,
+                std::vector<std::vector<Shape>> &shapes) = 0;
 };
 
 } // namespace spmd

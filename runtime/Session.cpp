@@ -1,10 +1,11 @@
-//===- Session.cpp - A plan held on in-process ranks between runs ---------===//
+//===- Session.cpp - A plan held on its ranks between runs ----------------===//
 
 #include "runtime/Session.h"
 
 #include "runtime/CommCollectives.h"
 #include "runtime/GlobalIO.h"
 #include "runtime/InProcessComm.h"
+#include "runtime/Ranks.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -18,7 +19,9 @@ namespace spmd::plan {
 struct SessionState {
   explicit SessionState(const Mesh &mesh, InProcessOptions options)
       : world(mesh, options) {}
-  InProcessWorld world;
+  InProcessWorld world;        // the threads' collectives
+  std::unique_ptr<MpiRun> mpi; // or this process's rank of an mpirun job
+  std::vector<int64_t> held;   // the ranks this process runs
   std::vector<std::unique_ptr<CommCollectives>> comms;
   std::vector<std::unique_ptr<Executor>> executors;
   std::vector<std::vector<std::vector<char>>> blocks; // [rank][arg]
@@ -88,26 +91,47 @@ struct SessionState {
   }
 };
 
-Session::Session(const Schedule &schedule, std::vector<KernelFn> kernels,
-                 double timeoutSeconds)
-    : sched(schedule) {
-  InProcessOptions options;
-  options.timeoutSeconds = timeoutSeconds;
+std::unique_ptr<Session> Session::create(const Schedule &schedule,
+                                         std::vector<KernelFn> kernels,
+                                         SessionOptions options,
+                                         std::string &error) {
+  std::unique_ptr<Session> session(new Session(schedule));
+  InProcessOptions inproc;
+  inproc.timeoutSeconds = options.timeoutSeconds;
   const Mesh &mesh = schedule.mesh;
-  state = std::make_unique<SessionState>(mesh, options);
+  // Under MPI the in-process world is unused (its collectives are never
+  // called); a one-device one keeps the state's shape.
+  auto state = std::make_unique<SessionState>(
+      options.mpi ? Mesh{{"x"}, {1}} : mesh, inproc);
   int64_t n = mesh.numDevices();
+  if (options.mpi) {
+    state->mpi = MpiRun::create(mesh, options.timeoutSeconds,
+                                /*verify=*/false, error);
+    if (!state->mpi)
+      return nullptr;
+    state->held = {state->mpi->device()};
+  } else {
+    for (int64_t d = 0; d < n; ++d)
+      state->held.push_back(d);
+  }
   state->blocks.resize(n);
   state->shapes.resize(n);
   state->pointers.resize(n);
   state->errors.resize(n);
   state->traces.resize(n);
-  for (int64_t d = 0; d < n; ++d) {
-    state->comms.push_back(
-        std::make_unique<CommCollectives>(state->world.comm(d)));
-    state->executors.push_back(std::make_unique<Executor>(
-        schedule, kernels, state->comms.back().get()));
+  state->executors.resize(n);
+  for (int64_t d : state->held) {
+    Collectives *comm;
+    if (state->mpi) {
+      comm = &state->mpi->collectives();
+    } else {
+      state->comms.push_back(
+          std::make_unique<CommCollectives>(state->world.comm(d)));
+      comm = state->comms.back().get();
+    }
+    state->executors[d] = std::make_unique<Executor>(schedule, kernels, comm);
     for (size_t i = 0; i < schedule.args.size(); ++i) {
-      Shape global = argGlobalShape(i);
+      Shape global = session->argGlobalShape(i);
       Shape shape;
       std::vector<char> zeros(numElements(global) *
                               dtypeSize(schedule.args[i].type));
@@ -118,11 +142,48 @@ Session::Session(const Schedule &schedule, std::vector<KernelFn> kernels,
     for (std::vector<char> &block : state->blocks[d])
       state->pointers[d].push_back(block.data());
   }
-  for (int64_t d = 1; d < n; ++d)
-    state->workers.emplace_back([s = state.get(), d] { s->work(d); });
+  if (!state->mpi)
+    for (int64_t d = 1; d < n; ++d)
+      state->workers.emplace_back([s = state.get(), d] { s->work(d); });
+  session->state = std::move(state);
+  return session;
 }
 
+Session::Session(const Schedule &schedule) : sched(schedule) {}
+
 Session::~Session() = default;
+
+const std::vector<int64_t> &Session::ranks() const { return state->held; }
+
+/// Every rank's block of tensor `i` of `tensors` (`mine(d)` gives this
+/// process's ranks' blocks; under MPI the others come from them), assembled.
+static std::string gatherAndAssemble(
+    const Schedule &sched, SessionState &state, const TensorInfo &info,
+    const std::string &what,
+    const std::function<std::pair<std::vector<char>, Shape>(int64_t)> &mine,
+    NpyArray &global) {
+  int64_t n = sched.mesh.numDevices();
+  std::vector<std::vector<std::vector<char>>> blocks(n);
+  std::vector<std::vector<Shape>> shapes(n);
+  for (int64_t d : state.held) {
+    auto [data, shape] = mine(d);
+    blocks[d] = {std::move(data)};
+    shapes[d] = {std::move(shape)};
+  }
+  if (state.mpi)
+    if (std::string err = state.mpi->gatherTensors({info}, blocks, shapes);
+        !err.empty())
+      return what + ": " + err;
+  std::vector<const std::vector<char> *> pointers;
+  std::vector<Shape> blockShapes;
+  for (int64_t d = 0; d < n; ++d) {
+    pointers.push_back(&blocks[d][0]);
+    blockShapes.push_back(shapes[d][0]);
+  }
+  Status s =
+      assembleTensor(sched.mesh, info, what, pointers, blockShapes, global);
+  return s.ok() ? "" : s.message();
+}
 
 Shape Session::argGlobalShape(size_t i) const {
   return globalShapeOf(sched.mesh, sched.args[i]);
@@ -151,7 +212,7 @@ std::string Session::setArg(size_t i, DType type, const Shape &shape,
     converted = convert(array, arg.type);
     data = converted.data();
   }
-  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
+  for (int64_t d : state->held) {
     Shape local;
     std::vector<char> block =
         scatterTensor(sched.mesh, arg, data, shape, d, local);
@@ -164,16 +225,12 @@ std::string Session::setArg(size_t i, DType type, const Shape &shape,
 std::string Session::getArg(size_t i, NpyArray &global) const {
   if (i >= sched.args.size())
     return "argument " + std::to_string(i) + " out of range";
-  std::vector<const std::vector<char> *> blocks;
-  std::vector<Shape> shapes;
-  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
-    blocks.push_back(&state->blocks[d][i]);
-    shapes.push_back(state->shapes[d][i]);
-  }
-  Status s =
-      assembleTensor(sched.mesh, sched.args[i], "argument " + std::to_string(i),
-                     blocks, shapes, global);
-  return s.ok() ? "" : s.message();
+  return gatherAndAssemble(
+      sched, *state, sched.args[i], "argument " + std::to_string(i),
+      [&](int64_t d) {
+        return std::make_pair(state->blocks[d][i], state->shapes[d][i]);
+      },
+      global);
 }
 
 std::string Session::run(size_t feed) {
@@ -199,11 +256,18 @@ std::string Session::run(size_t feed) {
     return "";
   };
   std::fill(state->errors.begin(), state->errors.end(), "");
-  state->runAll([&](int64_t d) {
-    state->errors[d] = rankRun(d);
-    if (!state->errors[d].empty())
-      state->world.comm(d).abort(state->errors[d]);
-  });
+  if (state->mpi) {
+    // A failing rank stops the whole job, naming itself.
+    int64_t d = state->held[0];
+    if (std::string err = rankRun(d); !err.empty())
+      state->mpi->abort("rank " + std::to_string(d) + ": " + err);
+  } else {
+    state->runAll([&](int64_t d) {
+      state->errors[d] = rankRun(d);
+      if (!state->errors[d].empty())
+        state->world.comm(d).abort(state->errors[d]);
+    });
+  }
   ++numRuns;
   if (state->world.failed()) {
     state->failure = state->world.failureMessage();
@@ -222,23 +286,33 @@ std::string Session::getResult(size_t i, NpyArray &global) const {
     return "result " + std::to_string(i) + " out of range";
   if (numRuns == 0)
     return "no run yet";
-  std::vector<std::vector<char>> data(sched.mesh.numDevices());
-  std::vector<const std::vector<char> *> blocks;
-  std::vector<Shape> shapes;
-  for (int64_t d = 0; d < sched.mesh.numDevices(); ++d) {
-    const Executor &executor = *state->executors[d];
-    Shape shape = executor.resultShape(i);
-    const auto *p =
-        static_cast<const char *>(executor.result(i, state->pointers[d]));
-    data[d].assign(p,
-                   p + numElements(shape) * dtypeSize(sched.results[i].type));
-    blocks.push_back(&data[d]);
-    shapes.push_back(shape);
-  }
-  Status s =
-      assembleTensor(sched.mesh, sched.results[i],
-                     "result " + std::to_string(i), blocks, shapes, global);
-  return s.ok() ? "" : s.message();
+  return gatherAndAssemble(
+      sched, *state, sched.results[i], "result " + std::to_string(i),
+      [&](int64_t d) {
+        const Executor &executor = *state->executors[d];
+        Shape shape = executor.resultShape(i);
+        const auto *p =
+            static_cast<const char *>(executor.result(i, state->pointers[d]));
+        return std::make_pair(
+            std::vector<char>(p, p + numElements(shape) *
+                                         dtypeSize(sched.results[i].type)),
+            shape);
+      },
+      global);
+}
+
+std::string Session::barrier() {
+  if (!state->mpi)
+    return "";
+  // A gather of one value per process is the barrier.
+  int64_t n = sched.mesh.numDevices();
+  std::vector<std::vector<std::vector<char>>> blocks(n);
+  std::vector<std::vector<Shape>> shapes(n);
+  blocks[state->held[0]] = {std::vector<char>(sizeof(int64_t), 0)};
+  shapes[state->held[0]] = {Shape{}};
+  TensorInfo token;
+  token.type = DType::I64;
+  return state->mpi->gatherTensors({token}, blocks, shapes);
 }
 
 int64_t Session::argumentBytes(int64_t rank) const {
@@ -249,7 +323,7 @@ int64_t Session::argumentBytes(int64_t rank) const {
 }
 
 void Session::setTrace(bool on) {
-  for (size_t d = 0; d < state->executors.size(); ++d)
+  for (int64_t d : state->held)
     state->executors[d]->setTrace(on ? &state->traces[d] : nullptr);
 }
 

@@ -1,13 +1,17 @@
-//===- Session.h - A plan held on in-process ranks between runs -*- C++ -*-===//
+//===- Session.h - A plan held on its ranks between runs --------*- C++ -*-===//
 //
-// What the Python module (frontend/torch/native) runs: every rank of a plan
-// a thread of this process, with its arguments, executor and arena kept
-// from one run to the next, so a training step's parameters and optimizer
-// state stay sharded in the ranks between calls. Arguments are set and read
+// What the Python module (frontend/torch/native) runs: a plan's ranks with
+// their arguments, executors and arenas kept from one run to the next, so
+// a training step's parameters and optimizer state stay sharded in the
+// ranks between calls. The ranks are threads of this process (in-process
+// collectives), or, in an mpirun job, this process holds its own rank (MPI
+// collectives; reading a global value is then collective: every process
+// must ask for the same ones in the same order). Arguments are set and read
 // as global values (scattered to and assembled from the ranks' blocks by
 // their layouts); a run may feed results back into arguments (the updated
 // state of a training step). Errors are messages ("" on success); a rank
-// that fails stops the others, and the session then refuses to run.
+// that fails stops the others (in an mpirun job, the whole job), and the
+// session then refuses to run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,17 +30,27 @@ namespace spmd::plan {
 
 struct SessionState;
 
+struct SessionOptions {
+  double timeoutSeconds = 60;
+  /// This process's rank of an mpirun job (MPI initialized), not threads.
+  bool mpi = false;
+};
+
 class Session {
 public:
   /// The schedule and kernels must outlive the session. Arguments start as
-  /// zeros of their global shapes.
-  Session(const Schedule &schedule, std::vector<KernelFn> kernels,
-          double timeoutSeconds = 60);
+  /// zeros of their global shapes. Null and `error` on failure.
+  static std::unique_ptr<Session> create(const Schedule &schedule,
+                                         std::vector<KernelFn> kernels,
+                                         SessionOptions options,
+                                         std::string &error);
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
 
   const Schedule &schedule() const { return sched; }
+  /// The ranks this process holds (every rank, or its own under MPI).
+  const std::vector<int64_t> &ranks() const;
   /// Argument i's global shape (what setArg expects).
   Shape argGlobalShape(size_t i) const;
 
@@ -53,6 +67,9 @@ public:
   /// Result i of the last run, assembled.
   std::string getResult(size_t i, NpyArray &global) const;
   int64_t runs() const { return numRuns; }
+  /// Under MPI, returns when every process has called it (a no-op with
+  /// threads).
+  std::string barrier();
   /// Bytes of rank `rank`'s argument blocks (its arena is
   /// schedule().arenaBytes).
   int64_t argumentBytes(int64_t rank) const;
@@ -63,6 +80,8 @@ public:
   void clearTrace();
 
 private:
+  // Out of line: SessionState is incomplete here.
+  explicit Session(const Schedule &schedule);
   const Schedule &sched;
   std::unique_ptr<SessionState> state;
   int64_t numRuns = 0;

@@ -247,6 +247,26 @@ void reportFeeding(const Schedule &schedule, size_t fed) {
   llvm::errs() << "\n";
 }
 
+/// --print-plan: what a rank holds, by the memory plan (the arena of
+/// intermediates, the same on every rank) and its argument blocks (which
+/// differ across ranks with uneven shards).
+void printMemory(const Schedule &schedule, const RankBlocks &local) {
+  int64_t least = INT64_MAX, most = 0;
+  for (const auto &blocks : local) {
+    int64_t bytes = 0;
+    for (const std::vector<char> &block : blocks)
+      bytes += static_cast<int64_t>(block.size());
+    least = std::min(least, bytes);
+    most = std::max(most, bytes);
+  }
+  llvm::outs() << "memory per rank: arena " << schedule.arenaBytes
+               << " bytes + arguments " << least;
+  if (most != least)
+    llvm::outs() << ".." << most;
+  llvm::outs() << " bytes = peak " << schedule.arenaBytes + most
+               << " bytes (runtime-sized buffers of uneven shards apart)\n";
+}
+
 /// Every rank's run: its inputs, and what it gave back.
 struct Run {
   const CpuProgram &program;
@@ -469,6 +489,8 @@ int main(int argc, char **argv) {
     die(s.message());
   Run run{program, cudaProgram.get()};
   scatterInputs(schedule, globals, run.local, run.localShapes);
+  if (printPlan)
+    printMemory(schedule, run.local);
   run.fed = feedablePrefix(schedule);
   reportFeeding(schedule, run.fed);
 

@@ -15,6 +15,7 @@
 
 #include "runtime/GlobalIO.h"
 #include "runtime/RankSteps.h"
+#include "runtime/Ranks.h"
 #include "runtime/Session.h"
 #include "runtime/Trace.h"
 #include "targets/cpu/ProgramFile.h"
@@ -23,6 +24,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace py = pybind11;
@@ -110,7 +112,24 @@ struct PySession {
 } // namespace
 
 PYBIND11_MODULE(_spmd_runtime, m) {
-  m.doc() = "spmd's runtime: plans on in-process ranks (threads)";
+  m.doc() = "spmd's runtime: plans on in-process ranks (threads) or on "
+            "the processes of an mpirun job";
+
+  m.def(
+      "mpi_init",
+      [] {
+        if (MpiRun::active())
+          return;
+        int argc = 0;
+        char **argv = nullptr;
+        check(MpiRun::initialize(&argc, &argv));
+      },
+      "Initializes MPI (once; in an mpirun job).");
+  m.def("mpi_finalize", [] { MpiRun::finalize(); });
+  m.def(
+      "mpi_abort", [](const std::string &reason) { MpiRun::abortJob(reason); },
+      "Prints the reason and stops every process of the job.");
+  m.def("mpi_active", [] { return MpiRun::active(); });
 
   py::class_<PyProgram, std::shared_ptr<PyProgram>>(m, "Program")
       .def(py::init([](const std::string &path, const std::string &entry,
@@ -170,14 +189,38 @@ PYBIND11_MODULE(_spmd_runtime, m) {
       .def("plan_text", [](const PyProgram &p) { return p.schedule().str(); });
 
   py::class_<PySession>(m, "Session")
-      .def(py::init([](std::shared_ptr<PyProgram> program, double timeout) {
+      .def(py::init([](std::shared_ptr<PyProgram> program, double timeout,
+                       const std::string &comm) {
+             if (comm != "inproc" && comm != "mpi")
+               throw std::runtime_error("comm must be inproc or mpi, not '" +
+                                        comm + "'");
+             if (comm == "mpi" && !MpiRun::active())
+               throw std::runtime_error(
+                   "comm 'mpi': call mpi_init() first (in an mpirun job)");
              auto s = std::make_unique<PySession>();
              s->program = program;
-             s->session = std::make_unique<Session>(
-                 program->schedule(), program->file->kernels(), timeout);
+             SessionOptions options;
+             options.timeoutSeconds = timeout;
+             options.mpi = comm == "mpi";
+             std::string error;
+             {
+               py::gil_scoped_release release;
+               s->session =
+                   Session::create(program->schedule(),
+                                   program->file->kernels(), options, error);
+             }
+             if (!s->session)
+               throw std::runtime_error(error);
              return s;
            }),
-           py::arg("program"), py::arg("timeout") = 60.0)
+           py::arg("program"), py::arg("timeout") = 60.0,
+           py::arg("comm") = "inproc",
+           "The program's ranks: threads of this process (comm 'inproc'), "
+           "or this process's rank of an mpirun job (comm 'mpi'; reading a "
+           "global value is then collective).")
+      .def_property_readonly(
+          "ranks", [](const PySession &s) { return s.session->ranks(); },
+          "the ranks this process holds")
       .def("set_arg",
            [](PySession &s, size_t i, py::array array) {
              py::array c = py::array::ensure(array, py::array::c_style |
@@ -218,6 +261,17 @@ PYBIND11_MODULE(_spmd_runtime, m) {
              check(s.session->getResult(i, out));
              return toNumpy(std::move(out));
            })
+      .def(
+          "barrier",
+          [](PySession &s) {
+            std::string error;
+            {
+              py::gil_scoped_release release;
+              error = s.session->barrier();
+            }
+            check(error);
+          },
+          "Under MPI, waits for every process (a no-op with threads).")
       .def_property_readonly(
           "runs", [](const PySession &s) { return s.session->runs(); })
       .def(
@@ -225,7 +279,7 @@ PYBIND11_MODULE(_spmd_runtime, m) {
           [](const PySession &s) {
             py::list out;
             const Schedule &schedule = s.program->schedule();
-            for (int64_t d = 0; d < schedule.mesh.numDevices(); ++d) {
+            for (int64_t d : s.session->ranks()) {
               py::dict rank;
               rank["rank"] = d;
               rank["arena_bytes"] = schedule.arenaBytes;
@@ -241,18 +295,18 @@ PYBIND11_MODULE(_spmd_runtime, m) {
       .def(
           "write_trace",
           [](PySession &s, const std::string &path) {
-            std::vector<int64_t> ranks;
-            for (size_t d = 0; d < s.session->traces().size(); ++d)
-              ranks.push_back(static_cast<int64_t>(d));
-            check(writeChromeTrace(path, s.session->traces(), ranks));
+            check(writeChromeTrace(path, s.session->traces(),
+                                   s.session->ranks()));
           },
           "Writes the recorded steps as a Chrome trace (Perfetto).")
       .def(
           "profile",
           [](PySession &s, int64_t rank) {
             const auto &traces = s.session->traces();
-            if (rank < 0 || rank >= static_cast<int64_t>(traces.size()))
-              throw std::runtime_error("no rank " + std::to_string(rank));
+            const std::vector<int64_t> &held = s.session->ranks();
+            if (std::find(held.begin(), held.end(), rank) == held.end())
+              throw std::runtime_error("rank " + std::to_string(rank) +
+                                       " is not held by this process");
             return profileSummary(traces[rank], s.session->runs(), rank);
           },
           py::arg("rank") = 0,

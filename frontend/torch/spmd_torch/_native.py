@@ -8,6 +8,20 @@ import sys
 _module = None
 
 
+def _preload_mpi():
+    """Open MPI loads its components with dlopen and resolves them against
+    libmpi's symbols, which a Python extension's RTLD_LOCAL load hides:
+    libmpi is loaded RTLD_GLOBAL first (as mpi4py does)."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("mpi")
+    if name:
+        try:
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
+        except OSError:
+            pass
+
+
 def runtime():
     global _module
     if _module is not None:
@@ -18,6 +32,9 @@ def runtime():
     path = os.path.join(build, "python")
     if os.path.isdir(path) and path not in sys.path:
         sys.path.insert(0, path)
+    if any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                     "PMIX_RANK")):
+        _preload_mpi()
     try:
         _module = importlib.import_module("_spmd_runtime")
     except ImportError as e:

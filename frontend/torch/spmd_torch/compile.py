@@ -26,6 +26,7 @@ and its return runs only while it is traced.
 
 import json
 import os
+import sys
 import tempfile
 
 import numpy as np
@@ -43,7 +44,7 @@ _CHECKPOINT_FORMAT = "spmd_torch checkpoint"
 def compile(fn=None, *, mesh=None, plan=None, backend="cpu", ranks=None,
             data_parallel=None, fsdp=False, dp_axis="dp", tp_axis="tp",
             trace=False, timeout=60.0, capture="export", rng_seed=0,
-            workdir=None):
+            workdir=None, comm="auto"):
     """Compiles a training step `fn(model, optimizer, *batch) -> loss`
     (as a decorator, with or without arguments), or a module's forward
     when `fn` is an nn.Module.
@@ -55,11 +56,16 @@ def compile(fn=None, *, mesh=None, plan=None, backend="cpu", ranks=None,
     JIT-compiled for this machine). trace: record every step of every rank
     (write_trace(), profile()). timeout: seconds a collective may wait.
     workdir: where the traced programs are written (a temporary folder by
-    default)."""
+    default). comm: "inproc" (every rank a thread of this process), "mpi"
+    (in an `mpirun -np N` job: this process runs its own rank; every
+    process calls with the same global batch, and reading state —
+    state_dict, save, the loss — is collective), or "auto" (mpi when
+    mpirun started this process)."""
     options = dict(mesh=mesh, plan=plan, backend=backend, ranks=ranks,
                    data_parallel=data_parallel, fsdp=fsdp, dp_axis=dp_axis,
                    tp_axis=tp_axis, trace=trace, timeout=timeout,
-                   capture=capture, rng_seed=rng_seed, workdir=workdir)
+                   capture=capture, rng_seed=rng_seed, workdir=workdir,
+                   comm=_choose_comm(comm))
     if backend != "cpu":
         raise ValueError(
             f"spmd_torch.compile: backend '{backend}' is not available from "
@@ -132,6 +138,50 @@ class _OptimizerStandIn:
         return getattr(self._opt, name)
 
 
+_MPI_ENV = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")
+
+
+def _choose_comm(comm):
+    """inproc or mpi; auto is mpi in an mpirun job. torchrun's processes
+    (WORLD_SIZE > 1 without MPI) have no communicator here yet."""
+    in_mpi = any(k in os.environ for k in _MPI_ENV)
+    if comm == "auto":
+        if in_mpi:
+            return "mpi"
+        world = int(os.environ.get("WORLD_SIZE", "1") or "1")
+        if world > 1:
+            raise RuntimeError(
+                f"spmd_torch.compile: WORLD_SIZE={world} (torchrun?): spmd's "
+                "processes communicate through MPI; launch with `mpirun -np "
+                "N python ...`, or run one process whose ranks are threads")
+        return "inproc"
+    if comm not in ("inproc", "mpi"):
+        raise ValueError(f"spmd_torch.compile: comm must be auto, inproc or "
+                         f"mpi, not '{comm}'")
+    if comm == "mpi" and not in_mpi:
+        raise RuntimeError("spmd_torch.compile: comm='mpi' outside an "
+                           "mpirun job")
+    return comm
+
+
+def _start_mpi(rt):
+    """MPI for this process; an uncaught exception then stops the whole job
+    with its message (MPI_Abort) instead of leaving the other processes
+    waiting in a collective."""
+    import atexit
+    import traceback
+    rt.mpi_init()
+    atexit.register(rt.mpi_finalize)
+    previous = sys.excepthook
+
+    def abort_job(kind, value, tb):
+        previous(kind, value, tb)
+        rank = os.environ.get("OMPI_COMM_WORLD_RANK", "?")
+        last = traceback.format_exception_only(kind, value)[-1].strip()
+        rt.mpi_abort(f"process {rank}: {last}")
+    sys.excepthook = abort_job
+
+
 def _to_numpy(t):
     t = t.detach()
     if t.dtype == torch.bfloat16:
@@ -164,7 +214,10 @@ class _Program:
         if want is not None and want != self.program.num_ranks:
             raise ValueError(f"ranks={want} but the mesh has "
                              f"{self.program.num_ranks} devices")
-        self.session = rt.Session(self.program, options["timeout"])
+        if options["comm"] == "mpi" and not rt.mpi_active():
+            _start_mpi(rt)
+        self.session = rt.Session(self.program, options["timeout"],
+                                  options["comm"])
         if options["trace"]:
             self.session.set_trace(True)
         self.args = exported.args
@@ -300,19 +353,25 @@ class _Compiled:
         step counter, random stream) as global tensors: DIR/<name>.npy each
         (NumPy's format; bfloat16 as float32) and DIR/manifest.json."""
         prog = self._require()
-        os.makedirs(directory, exist_ok=True)
+        # Under MPI every process gathers, the one holding rank 0 writes.
+        writer = 0 in prog.session.ranks
+        if writer:
+            os.makedirs(directory, exist_ok=True)
         tensors = []
         for i in prog.held:
             a = prog.args[i]
             value = prog.session.get_arg(i)
             file = a.name + ".npy"
-            np.save(os.path.join(directory, file), value)
+            if writer:
+                np.save(os.path.join(directory, file), value)
             tensors.append({"name": a.name, "kind": a.kind, "file": file,
                             "dtype": a.dtype, "shape": list(a.shape)})
-        manifest = {"format": _CHECKPOINT_FORMAT, "version": 1,
-                    "calls": self.calls, "tensors": tensors}
-        with open(os.path.join(directory, "manifest.json"), "w") as f:
-            json.dump(manifest, f, indent=1)
+        if writer:
+            manifest = {"format": _CHECKPOINT_FORMAT, "version": 1,
+                        "calls": self.calls, "tensors": tensors}
+            with open(os.path.join(directory, "manifest.json"), "w") as f:
+                json.dump(manifest, f, indent=1)
+        prog.session.barrier()  # the files are complete for every process
 
     def load(self, directory):
         """Restores what save() wrote; the next call goes on from there
@@ -341,12 +400,18 @@ class _Compiled:
     # -- timelines -----------------------------------------------------
     def write_trace(self, path):
         """A Chrome trace (opens in Perfetto) of every step recorded since
-        the first call (compile(..., trace=True)): a track per rank."""
-        self._require().session.write_trace(path)
+        the first call (compile(..., trace=True)): a track per rank (under
+        MPI each process writes PATH.rank<R>)."""
+        session = self._require().session
+        if self.options["comm"] == "mpi":
+            path = f"{path}.rank{session.ranks[0]}"
+        session.write_trace(path)
 
-    def profile(self, rank=0):
-        """Time by step kind and the costliest kernels of a rank."""
-        return self._require().session.profile(rank)
+    def profile(self, rank=None):
+        """Time by step kind and the costliest kernels of a rank (default:
+        the first this process holds)."""
+        session = self._require().session
+        return session.profile(session.ranks[0] if rank is None else rank)
 
     def memory(self):
         """Bytes each rank holds: its arena (intermediates, by the memory
