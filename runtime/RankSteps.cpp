@@ -35,12 +35,37 @@ std::string CpuSteps::feed(size_t count) {
 std::string CpuSteps::results(std::vector<std::vector<char>> &data,
                               std::vector<Shape> &outShapes) {
   for (size_t i = 0; i < schedule.results.size(); ++i) {
-    const auto *p = static_cast<const char *>(executor.result(i, args));
-    Shape shape = executor.resultShape(i);
-    outShapes.push_back(shape);
-    data.emplace_back(p, p + numElements(shape) *
-                                 dtypeSize(schedule.results[i].type));
+    data.emplace_back();
+    outShapes.emplace_back();
+    if (std::string err = result(i, data.back(), outShapes.back());
+        !err.empty())
+      return err;
   }
+  return "";
+}
+
+std::string CpuSteps::result(size_t i, std::vector<char> &data, Shape &shape) {
+  if (i >= schedule.results.size())
+    return "result " + std::to_string(i) + " out of range";
+  const auto *p = static_cast<const char *>(executor.result(i, args));
+  shape = executor.resultShape(i);
+  data.assign(p, p + numElements(shape) * dtypeSize(schedule.results[i].type));
+  return "";
+}
+
+std::string CpuSteps::writeArgument(size_t i, const void *data) {
+  if (i >= args.size())
+    return "argument " + std::to_string(i) + " out of range";
+  std::memcpy(args[i], data,
+              numElements(shapes[i]) * dtypeSize(schedule.args[i].type));
+  return "";
+}
+
+std::string CpuSteps::readArgument(size_t i, std::vector<char> &data) {
+  if (i >= args.size())
+    return "argument " + std::to_string(i) + " out of range";
+  const auto *p = static_cast<const char *>(args[i]);
+  data.assign(p, p + numElements(shapes[i]) * dtypeSize(schedule.args[i].type));
   return "";
 }
 

@@ -30,6 +30,13 @@ public:
   /// Appends every result's local block and shape.
   virtual std::string results(std::vector<std::vector<char>> &data,
                               std::vector<Shape> &shapes) = 0;
+  /// Result i's local block and shape after a run.
+  virtual std::string result(size_t i, std::vector<char> &data,
+                             Shape &shape) = 0;
+  /// Argument i's block (of the shape the rank was made with) replaced by
+  /// `data` / copied out, between runs.
+  virtual std::string writeArgument(size_t i, const void *data) = 0;
+  virtual std::string readArgument(size_t i, std::vector<char> &data) = 0;
   /// Fault injection for tests: the next run fails before `step`.
   virtual void failBeforeStep(int64_t step) = 0;
   /// What the backend has to say about the last step ("" for the CPU).
@@ -49,6 +56,9 @@ public:
   std::string feed(size_t count) override;
   std::string results(std::vector<std::vector<char>> &data,
                       std::vector<Shape> &shapes) override;
+  std::string result(size_t i, std::vector<char> &data, Shape &shape) override;
+  std::string writeArgument(size_t i, const void *data) override;
+  std::string readArgument(size_t i, std::vector<char> &data) override;
   void failBeforeStep(int64_t step) override { executor.failBeforeStep(step); }
   bool setTrace(std::vector<TraceEvent> *events) override {
     executor.setTrace(events);

@@ -5,8 +5,10 @@
 #include "runtime/CommCollectives.h"
 #include "runtime/GlobalIO.h"
 #include "runtime/InProcessComm.h"
+#include "runtime/RankSteps.h"
 #include "runtime/Ranks.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -23,10 +25,9 @@ struct SessionState {
   std::unique_ptr<MpiRun> mpi; // or this process's rank of an mpirun job
   std::vector<int64_t> held;   // the ranks this process runs
   std::vector<std::unique_ptr<CommCollectives>> comms;
-  std::vector<std::unique_ptr<Executor>> executors;
-  std::vector<std::vector<std::vector<char>>> blocks; // [rank][arg]
+  std::vector<std::unique_ptr<RankSteps>> steps;      // [rank]
+  std::vector<std::vector<std::vector<char>>> blocks; // [rank][arg] (host)
   std::vector<std::vector<Shape>> shapes;             // [rank][arg]
-  std::vector<std::vector<void *>> pointers;          // [rank][arg]
   std::vector<std::string> errors;                    // the last run's
   std::vector<std::vector<TraceEvent>> traces;
   std::string failure; // the run that broke the session
@@ -67,7 +68,7 @@ struct SessionState {
   /// Runs job(d) for every rank d and waits for all.
   void runAll(std::function<void(int64_t)> fn) {
     job = std::move(fn);
-    pending.store(static_cast<int64_t>(executors.size()) - 1);
+    pending.store(static_cast<int64_t>(steps.size()) - 1);
     {
       std::lock_guard<std::mutex> lock(mu);
       generation.fetch_add(1);
@@ -91,8 +92,19 @@ struct SessionState {
   }
 };
 
+RankMaker Session::cpuRanks(const Schedule &schedule,
+                            std::vector<KernelFn> kernels) {
+  return [&schedule, kernels](int64_t device, Collectives *comm,
+                              std::vector<std::vector<char>> &blocks,
+                              const std::vector<std::vector<Shape>> &allShapes,
+                              std::string &) -> std::unique_ptr<RankSteps> {
+    return std::make_unique<CpuSteps>(schedule, kernels, comm, blocks,
+                                      allShapes[device]);
+  };
+}
+
 std::unique_ptr<Session> Session::create(const Schedule &schedule,
-                                         std::vector<KernelFn> kernels,
+                                         const RankMaker &makeRank,
                                          SessionOptions options,
                                          std::string &error) {
   std::unique_ptr<Session> session(new Session(schedule));
@@ -116,10 +128,24 @@ std::unique_ptr<Session> Session::create(const Schedule &schedule,
   }
   state->blocks.resize(n);
   state->shapes.resize(n);
-  state->pointers.resize(n);
   state->errors.resize(n);
   state->traces.resize(n);
-  state->executors.resize(n);
+  state->steps.resize(n);
+  // Every rank's argument blocks (zeros) and shapes; those of the ranks
+  // held here are kept.
+  for (int64_t d = 0; d < n; ++d)
+    for (size_t i = 0; i < schedule.args.size(); ++i) {
+      Shape global = session->argGlobalShape(i);
+      Shape shape;
+      std::vector<char> zeros(numElements(global) *
+                              dtypeSize(schedule.args[i].type));
+      std::vector<char> block =
+          scatterTensor(mesh, schedule.args[i], zeros.data(), global, d, shape);
+      if (std::find(state->held.begin(), state->held.end(), d) !=
+          state->held.end())
+        state->blocks[d].push_back(std::move(block));
+      state->shapes[d].push_back(shape);
+    }
   for (int64_t d : state->held) {
     Collectives *comm;
     if (state->mpi) {
@@ -129,18 +155,11 @@ std::unique_ptr<Session> Session::create(const Schedule &schedule,
           std::make_unique<CommCollectives>(state->world.comm(d)));
       comm = state->comms.back().get();
     }
-    state->executors[d] = std::make_unique<Executor>(schedule, kernels, comm);
-    for (size_t i = 0; i < schedule.args.size(); ++i) {
-      Shape global = session->argGlobalShape(i);
-      Shape shape;
-      std::vector<char> zeros(numElements(global) *
-                              dtypeSize(schedule.args[i].type));
-      state->blocks[d].push_back(scatterTensor(mesh, schedule.args[i],
-                                               zeros.data(), global, d, shape));
-      state->shapes[d].push_back(shape);
+    state->steps[d] = makeRank(d, comm, state->blocks[d], state->shapes, error);
+    if (!state->steps[d]) {
+      error = "rank " + std::to_string(d) + ": " + error;
+      return nullptr;
     }
-    for (std::vector<char> &block : state->blocks[d])
-      state->pointers[d].push_back(block.data());
   }
   if (!state->mpi)
     for (int64_t d = 1; d < n; ++d)
@@ -155,20 +174,23 @@ Session::~Session() = default;
 
 const std::vector<int64_t> &Session::ranks() const { return state->held; }
 
-/// Every rank's block of tensor `i` of `tensors` (`mine(d)` gives this
-/// process's ranks' blocks; under MPI the others come from them), assembled.
+/// Every rank's block of `info` (`mine(d, data, shape)` gives those of
+/// this process's ranks; under MPI the others come from their processes),
+/// assembled.
 static std::string gatherAndAssemble(
     const Schedule &sched, SessionState &state, const TensorInfo &info,
     const std::string &what,
-    const std::function<std::pair<std::vector<char>, Shape>(int64_t)> &mine,
+    const std::function<std::string(int64_t, std::vector<char> &, Shape &)>
+        &mine,
     NpyArray &global) {
   int64_t n = sched.mesh.numDevices();
   std::vector<std::vector<std::vector<char>>> blocks(n);
   std::vector<std::vector<Shape>> shapes(n);
   for (int64_t d : state.held) {
-    auto [data, shape] = mine(d);
-    blocks[d] = {std::move(data)};
-    shapes[d] = {std::move(shape)};
+    blocks[d].resize(1);
+    shapes[d].resize(1);
+    if (std::string err = mine(d, blocks[d][0], shapes[d][0]); !err.empty())
+      return what + ": " + err;
   }
   if (state.mpi)
     if (std::string err = state.mpi->gatherTensors({info}, blocks, shapes);
@@ -216,8 +238,9 @@ std::string Session::setArg(size_t i, DType type, const Shape &shape,
     Shape local;
     std::vector<char> block =
         scatterTensor(sched.mesh, arg, data, shape, d, local);
-    // The executors hold the blocks' addresses: copy in place.
-    std::memcpy(state->blocks[d][i].data(), block.data(), block.size());
+    if (std::string err = state->steps[d]->writeArgument(i, block.data());
+        !err.empty())
+      return "rank " + std::to_string(d) + ": " + err;
   }
   return "";
 }
@@ -227,8 +250,9 @@ std::string Session::getArg(size_t i, NpyArray &global) const {
     return "argument " + std::to_string(i) + " out of range";
   return gatherAndAssemble(
       sched, *state, sched.args[i], "argument " + std::to_string(i),
-      [&](int64_t d) {
-        return std::make_pair(state->blocks[d][i], state->shapes[d][i]);
+      [&](int64_t d, std::vector<char> &data, Shape &shape) {
+        shape = state->shapes[d][i];
+        return state->steps[d]->readArgument(i, data);
       },
       global);
 }
@@ -240,20 +264,9 @@ std::string Session::run(size_t feed) {
   if (feed > std::min(sched.args.size(), sched.results.size()))
     return "cannot feed " + std::to_string(feed) + " results back";
   auto rankRun = [&](int64_t d) -> std::string {
-    Executor &executor = *state->executors[d];
-    std::vector<void *> &args = state->pointers[d];
-    if (std::string err = executor.run(args, state->shapes[d]); !err.empty())
+    if (std::string err = state->steps[d]->run(); !err.empty())
       return err;
-    for (size_t i = 0; i < feed; ++i) {
-      if (executor.resultShape(i) != state->shapes[d][i])
-        return "result " + std::to_string(i) + " has local shape " +
-               shapeStr(executor.resultShape(i)) + ", argument " +
-               std::to_string(i) + " " + shapeStr(state->shapes[d][i]) +
-               ": cannot feed it back";
-      std::memmove(args[i], executor.result(i, args),
-                   state->blocks[d][i].size());
-    }
-    return "";
+    return state->steps[d]->feed(feed);
   };
   std::fill(state->errors.begin(), state->errors.end(), "");
   if (state->mpi) {
@@ -288,15 +301,8 @@ std::string Session::getResult(size_t i, NpyArray &global) const {
     return "no run yet";
   return gatherAndAssemble(
       sched, *state, sched.results[i], "result " + std::to_string(i),
-      [&](int64_t d) {
-        const Executor &executor = *state->executors[d];
-        Shape shape = executor.resultShape(i);
-        const auto *p =
-            static_cast<const char *>(executor.result(i, state->pointers[d]));
-        return std::make_pair(
-            std::vector<char>(p, p + numElements(shape) *
-                                         dtypeSize(sched.results[i].type)),
-            shape);
+      [&](int64_t d, std::vector<char> &data, Shape &shape) {
+        return state->steps[d]->result(i, data, shape);
       },
       global);
 }
@@ -317,14 +323,17 @@ std::string Session::barrier() {
 
 int64_t Session::argumentBytes(int64_t rank) const {
   int64_t bytes = 0;
-  for (const std::vector<char> &block : state->blocks[rank])
-    bytes += static_cast<int64_t>(block.size());
+  for (size_t i = 0; i < sched.args.size(); ++i)
+    bytes += numElements(state->shapes[rank][i]) *
+             static_cast<int64_t>(dtypeSize(sched.args[i].type));
   return bytes;
 }
 
-void Session::setTrace(bool on) {
+bool Session::setTrace(bool on) {
+  bool recorded = true;
   for (int64_t d : state->held)
-    state->executors[d]->setTrace(on ? &state->traces[d] : nullptr);
+    recorded &= state->steps[d]->setTrace(on ? &state->traces[d] : nullptr);
+  return recorded;
 }
 
 const std::vector<std::vector<TraceEvent>> &Session::traces() const {

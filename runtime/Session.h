@@ -22,6 +22,7 @@
 #include "runtime/Npy.h"
 #include "runtime/Plan.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,15 @@
 namespace spmd::plan {
 
 struct SessionState;
+class RankSteps;
+class Collectives;
+
+/// Makes rank `device`'s steps (on a backend) with collectives `comm`, its
+/// argument blocks `blocks` (a CPU rank keeps using them), `allShapes[r]`
+/// rank r's argument shapes; null and `error` on failure.
+using RankMaker = std::function<std::unique_ptr<RankSteps>(
+    int64_t device, Collectives *comm, std::vector<std::vector<char>> &blocks,
+    const std::vector<std::vector<Shape>> &allShapes, std::string &error)>;
 
 struct SessionOptions {
   double timeoutSeconds = 60;
@@ -41,9 +51,12 @@ public:
   /// The schedule and kernels must outlive the session. Arguments start as
   /// zeros of their global shapes. Null and `error` on failure.
   static std::unique_ptr<Session> create(const Schedule &schedule,
-                                         std::vector<KernelFn> kernels,
+                                         const RankMaker &makeRank,
                                          SessionOptions options,
                                          std::string &error);
+  /// Ranks on the CPU executor with these kernels.
+  static RankMaker cpuRanks(const Schedule &schedule,
+                            std::vector<KernelFn> kernels);
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;
@@ -74,8 +87,9 @@ public:
   /// schedule().arenaBytes).
   int64_t argumentBytes(int64_t rank) const;
 
-  /// Records every step of later runs (per rank) when on.
-  void setTrace(bool on);
+  /// Records every step of later runs (per rank) when on; false where a
+  /// backend cannot (the GPU executors).
+  bool setTrace(bool on);
   const std::vector<std::vector<TraceEvent>> &traces() const;
   void clearTrace();
 

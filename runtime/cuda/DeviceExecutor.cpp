@@ -448,6 +448,26 @@ std::string DeviceExecutor::feedResults(size_t count) {
   return s.ok() ? "" : s.message();
 }
 
+std::string DeviceExecutor::uploadArgument(size_t i, const void *data) {
+  if (i >= args.size())
+    return "argument " + std::to_string(i) + " out of range";
+  if (argBytes[i] == 0)
+    return "";
+  Status s = backend.upload(args[i], data, argBytes[i]);
+  return s.ok() ? "" : "argument " + std::to_string(i) + ": " + s.message();
+}
+
+std::string DeviceExecutor::downloadArgument(size_t i,
+                                             std::vector<char> &bytes) {
+  if (i >= args.size())
+    return "argument " + std::to_string(i) + " out of range";
+  bytes.assign(argBytes[i], 0);
+  if (bytes.empty())
+    return "";
+  Status s = backend.download(bytes.data(), args[i], bytes.size());
+  return s.ok() ? "" : "argument " + std::to_string(i) + ": " + s.message();
+}
+
 Shape DeviceExecutor::resultShape(size_t i) const {
   return rank.resolve(schedule.resultRefs[i]);
 }

@@ -185,6 +185,9 @@ public:
   /// Result i's shape and bytes (downloaded).
   Shape resultShape(size_t i) const;
   std::string downloadResult(size_t i, std::vector<char> &bytes);
+  /// Argument i's block replaced from / copied to the host (between runs).
+  std::string uploadArgument(size_t i, const void *data);
+  std::string downloadArgument(size_t i, std::vector<char> &bytes);
   /// Fault injection for tests: the next run fails before step `step`.
   void failBeforeStep(int64_t step) { failStep = step; }
   /// How the last run went: "executed", "captured" or "replayed".

@@ -33,6 +33,16 @@ public:
   }
   std::string results(std::vector<std::vector<char>> &data,
                       std::vector<Shape> &shapes) override;
+  std::string result(size_t i, std::vector<char> &data, Shape &shape) override {
+    shape = executor->resultShape(i);
+    return executor->downloadResult(i, data);
+  }
+  std::string writeArgument(size_t i, const void *data) override {
+    return executor->uploadArgument(i, data);
+  }
+  std::string readArgument(size_t i, std::vector<char> &data) override {
+    return executor->downloadArgument(i, data);
+  }
   void failBeforeStep(int64_t step) override { executor->failBeforeStep(step); }
   /// The step's overlap of compute with collectives.
   std::string report() const override;

@@ -9,7 +9,7 @@
 // released while the ranks run.
 //
 // Built with exceptions and RTTI (pybind11 needs them); it includes no
-// LLVM/MLIR header, only the plain runtime and targets/cpu/ProgramFile.h.
+// LLVM/MLIR header, only the plain runtime and targets/run/ProgramFile.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +18,7 @@
 #include "runtime/Ranks.h"
 #include "runtime/Session.h"
 #include "runtime/Trace.h"
-#include "targets/cpu/ProgramFile.h"
+#include "targets/run/ProgramFile.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -190,7 +190,7 @@ PYBIND11_MODULE(_spmd_runtime, m) {
 
   py::class_<PySession>(m, "Session")
       .def(py::init([](std::shared_ptr<PyProgram> program, double timeout,
-                       const std::string &comm) {
+                       const std::string &comm, const std::string &backend) {
              if (comm != "inproc" && comm != "mpi")
                throw std::runtime_error("comm must be inproc or mpi, not '" +
                                         comm + "'");
@@ -205,19 +205,21 @@ PYBIND11_MODULE(_spmd_runtime, m) {
              std::string error;
              {
                py::gil_scoped_release release;
-               s->session =
-                   Session::create(program->schedule(),
-                                   program->file->kernels(), options, error);
+               RankMaker ranks = program->file->ranks(backend, comm, error);
+               if (ranks)
+                 s->session = Session::create(program->schedule(), ranks,
+                                              options, error);
              }
              if (!s->session)
                throw std::runtime_error(error);
              return s;
            }),
            py::arg("program"), py::arg("timeout") = 60.0,
-           py::arg("comm") = "inproc",
+           py::arg("comm") = "inproc", py::arg("backend") = "cpu",
            "The program's ranks: threads of this process (comm 'inproc'), "
            "or this process's rank of an mpirun job (comm 'mpi'; reading a "
-           "global value is then collective).")
+           "global value is then collective); on the CPU executor (backend "
+           "'cpu'), a GPU each ('cuda') or the emulated GPU ('cuda-emu').")
       .def_property_readonly(
           "ranks", [](const PySession &s) { return s.session->ranks(); },
           "the ranks this process holds")
@@ -290,7 +292,11 @@ PYBIND11_MODULE(_spmd_runtime, m) {
           },
           "Bytes each rank holds: its arena (the memory plan's peak of "
           "intermediates) and its blocks of the arguments.")
-      .def("set_trace", [](PySession &s, bool on) { s.session->setTrace(on); })
+      .def(
+          "set_trace",
+          [](PySession &s, bool on) { return s.session->setTrace(on); },
+          "Records every step of later runs; False where the backend cannot "
+          "(the GPU executors).")
       .def("clear_trace", [](PySession &s) { s.session->clearTrace(); })
       .def(
           "write_trace",

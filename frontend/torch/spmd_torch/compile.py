@@ -53,8 +53,10 @@ def compile(fn=None, *, mesh=None, plan=None, backend="cpu", ranks=None,
     export_train_step (the mesh as {"dp": 2, "tp": 2}, "dp=2,tp=2" or a
     Mesh; the plan as DTensor-style {module pattern: style}). ranks: checked
     against the mesh's device count. backend: "cpu" (the ranks' kernels
-    JIT-compiled for this machine). trace: record every step of every rank
-    (write_trace(), profile()). timeout: seconds a collective may wait.
+    JIT-compiled for this machine), "cuda" (a GPU per rank: the kernels as
+    CUDA C++ through NVRTC, GEMMs through cuBLASLt) or "cuda-emu" (the same
+    CUDA kernels and GPU executor emulated on the CPU). trace: record every
+    step of every rank (write_trace(), profile(); the CPU backend only). timeout: seconds a collective may wait.
     workdir: where the traced programs are written (a temporary folder by
     default). comm: "inproc" (every rank a thread of this process), "mpi"
     (in an `mpirun -np N` job: this process runs its own rank; every
@@ -66,11 +68,9 @@ def compile(fn=None, *, mesh=None, plan=None, backend="cpu", ranks=None,
                    tp_axis=tp_axis, trace=trace, timeout=timeout,
                    capture=capture, rng_seed=rng_seed, workdir=workdir,
                    comm=_choose_comm(comm))
-    if backend != "cpu":
-        raise ValueError(
-            f"spmd_torch.compile: backend '{backend}' is not available from "
-            "Python yet (run the exported program with spmd-run --backend "
-            "cuda); use backend='cpu'")
+    if backend not in ("cpu", "cuda", "cuda-emu"):
+        raise ValueError(f"spmd_torch.compile: backend must be cpu, cuda or "
+                         f"cuda-emu, not '{backend}'")
     if fn is None:
         return lambda f: compile(f, **options)
     if isinstance(fn, torch.nn.Module):
@@ -216,10 +216,15 @@ class _Program:
                              f"{self.program.num_ranks} devices")
         if options["comm"] == "mpi" and not rt.mpi_active():
             _start_mpi(rt)
-        self.session = rt.Session(self.program, options["timeout"],
-                                  options["comm"])
-        if options["trace"]:
-            self.session.set_trace(True)
+        try:
+            self.session = rt.Session(self.program, options["timeout"],
+                                      options["comm"], options["backend"])
+        except RuntimeError as e:
+            raise RuntimeError(f"spmd_torch.compile: {path}: {e}") from e
+        if options["trace"] and not self.session.set_trace(True):
+            raise ValueError("spmd_torch.compile: trace=True: the "
+                             f"{options['backend']} backend does not record "
+                             "steps yet")
         self.args = exported.args
         self.index = {a.name: i for i, a in enumerate(self.args)}
         # What the ranks hold between calls: every argument but the batch

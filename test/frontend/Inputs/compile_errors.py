@@ -39,7 +39,7 @@ def train(model, optimizer, x, y):
 
 sgd = torch.optim.SGD(model.parameters(), lr=0.1)
 case("no backward", lambda: spmd_torch.compile(no_backward)(model, sgd, x, y))
-case("cuda", lambda: spmd_torch.compile(train, backend="cuda"))
+case("backend", lambda: spmd_torch.compile(train, backend="tpu"))
 case("ranks", lambda: spmd_torch.compile(train, mesh="dp=2", ranks=4)(
     model, sgd, x, y))
 case("optimizer", lambda: spmd_torch.compile(train)(
