@@ -69,7 +69,7 @@ std::string Executor::run(const std::vector<void *> &args,
     double start = trace ? traceClockUs() : 0;
     std::string err = runStep(i, args);
     if (trace && err.empty()) {
-      TraceEvent event = describe(i);
+      TraceEvent event = describeStep(schedule, rank, i);
       event.startUs = start;
       event.durationUs = traceClockUs() - start;
       trace->push_back(std::move(event));
@@ -91,7 +91,8 @@ double spmd::plan::traceClockUs() {
       .count();
 }
 
-TraceEvent Executor::describe(size_t index) const {
+TraceEvent spmd::plan::describeStep(const Schedule &schedule,
+                                    const RankBuffers &rank, size_t index) {
   const Step &step = schedule.steps[index];
   TraceEvent event;
   event.step = static_cast<int64_t>(index);

@@ -28,7 +28,13 @@ struct TraceEvent {
   std::string name;   // the kernel's name, "gemm", or the collective's kind
   std::string detail; // gemm "m=.. n=.. k=..", collective "[axes] N bytes"
   double startUs = 0, durationUs = 0; // on traceClockUs()
+  int stream = 0; // the GPU executor's: 0 compute, 1 communication
 };
+
+/// Step `index`'s name and detail (GEMM m/n/k, collective axes and bytes)
+/// on the rank whose sizes `rank` holds, for a TraceEvent.
+TraceEvent describeStep(const Schedule &schedule, const RankBuffers &rank,
+                        size_t index);
 
 /// Microseconds since this process first asked: one clock for every rank
 /// (thread) of the process, so their timelines line up.
@@ -65,7 +71,6 @@ public:
   void setTrace(std::vector<TraceEvent> *events) { trace = events; }
 
 private:
-  TraceEvent describe(size_t index) const;
   void *address(const BufferRef &ref, const std::vector<void *> &args) const;
   std::string runStep(size_t index, const std::vector<void *> &args);
   /// Builds the memref descriptors of every kernel call once per run.

@@ -45,17 +45,27 @@ std::string writeChromeTrace(const std::string &path,
     return "cannot write '" + path + "': " + std::strerror(errno);
   os << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   bool first = true;
-  for (int64_t d : ranks) {
+  // A track per rank; a GPU rank's communication stream gets a track of
+  // its own (tid kCommTrack + rank).
+  constexpr int64_t kCommTrack = 1 << 20;
+  auto track = [&](int64_t tid, const std::string &name) {
     os << (first ? "" : ",\n") << "{\"name\": \"thread_name\", \"ph\": "
-       << "\"M\", \"pid\": 0, \"tid\": " << d
-       << ", \"args\": {\"name\": \"rank " << d << "\"}}";
+       << "\"M\", \"pid\": 0, \"tid\": " << tid << ", \"args\": {\"name\": \""
+       << name << "\"}}";
     first = false;
+  };
+  for (int64_t d : ranks) {
+    bool streams = std::any_of(events[d].begin(), events[d].end(),
+                               [](const TraceEvent &e) { return e.stream; });
+    track(d, "rank " + std::to_string(d) + (streams ? " compute" : ""));
+    if (streams)
+      track(kCommTrack + d, "rank " + std::to_string(d) + " communication");
     for (const TraceEvent &e : events[d])
       os << ",\n{\"name\": " << jsonString(e.name) << ", \"cat\": \""
          << traceCategory(e.kind)
          << "\", \"ph\": \"X\", \"ts\": " << fixed3(e.startUs)
          << ", \"dur\": " << fixed3(e.durationUs)
-         << ", \"pid\": 0, \"tid\": " << d
+         << ", \"pid\": 0, \"tid\": " << (e.stream ? kCommTrack + d : d)
          << ", \"args\": {\"step\": " << e.step
          << ", \"detail\": " << jsonString(e.detail) << "}}";
   }

@@ -153,7 +153,20 @@ std::string DeviceExecutor::run() {
         (void)backend.endCapture();
       return "step " + std::to_string(i) + ": injected fault";
     }
-    if (std::string err = issue(i); !err.empty()) {
+    // A traced step is bracketed by two timing marks on its stream.
+    StreamId stream = isCollective(schedule.steps[i].kind) ? StreamId::Comm
+                                                           : StreamId::Compute;
+    bool timed = trace && !capture;
+    if (timed)
+      if (Status s = backend.timeMark(stream, 2 * static_cast<int64_t>(i));
+          !s.ok())
+        return "trace: " + s.message();
+    std::string err = issue(i);
+    if (timed && err.empty())
+      if (Status s = backend.timeMark(stream, 2 * static_cast<int64_t>(i) + 1);
+          !s.ok())
+        err = "trace: " + s.message();
+    if (!err.empty()) {
       if (capture)
         (void)backend.endCapture();
       (void)backend.synchronize();
@@ -177,7 +190,22 @@ std::string DeviceExecutor::run() {
       return "graph capture: " + status.message();
   }
   status = backend.synchronize();
-  return status.ok() ? "" : status.message();
+  if (!status.ok())
+    return status.message();
+  if (trace && !capture) {
+    std::vector<double> us;
+    int64_t n = static_cast<int64_t>(schedule.steps.size());
+    if (Status s = backend.markTimes(2 * n, us); !s.ok())
+      return "trace: " + s.message();
+    for (int64_t i = 0; i < n; ++i) {
+      plan::TraceEvent event = plan::describeStep(schedule, rank, i);
+      event.startUs = us[2 * i];
+      event.durationUs = std::max(0.0, us[2 * i + 1] - us[2 * i]);
+      event.stream = isCollective(schedule.steps[i].kind) ? 1 : 0;
+      trace->push_back(std::move(event));
+    }
+  }
+  return "";
 }
 
 std::string DeviceExecutor::joinStreams() {

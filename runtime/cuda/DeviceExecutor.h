@@ -34,6 +34,7 @@
 #ifndef SPMD_RUNTIME_CUDA_DEVICEEXECUTOR_H
 #define SPMD_RUNTIME_CUDA_DEVICEEXECUTOR_H
 
+#include "runtime/Executor.h"
 #include "runtime/Plan.h"
 #include "runtime/RankBuffers.h"
 #include "runtime/Status.h"
@@ -124,6 +125,17 @@ public:
   /// Waits for both streams (and reports errors of enqueued work).
   virtual Status synchronize() = 0;
 
+  /// Timelines: mark `mark` (numbered from 0 each run) recorded on
+  /// `stream`; after synchronize, every mark's time (traceClockUs()
+  /// microseconds). Backends that cannot time say so in canTime().
+  virtual bool canTime() const { return false; }
+  virtual Status timeMark(StreamId stream, int64_t mark) {
+    return Status::error("this device cannot time its streams");
+  }
+  virtual Status markTimes(int64_t count, std::vector<double> &us) {
+    return Status::error("this device cannot time its streams");
+  }
+
   /// Graph capture of everything issued to both streams between
   /// beginCapture and endCapture; replay runs it again. Collectives can be
   /// captured only where they are enqueued without the host.
@@ -194,6 +206,15 @@ public:
   const char *lastRunMode() const { return mode; }
   /// Overlap of the last executed or captured run.
   const OverlapStats &overlap() const { return stats; }
+  /// Appends a TraceEvent per step of every later executed run (a span
+  /// on its stream, timed on the device) to `events`; false where the
+  /// backend cannot time (replayed graphs are not traced).
+  bool setTrace(std::vector<plan::TraceEvent> *events) {
+    if (events && !backend.canTime())
+      return false;
+    trace = events;
+    return true;
+  }
 
 private:
   DevicePtr address(const plan::BufferRef &ref) const;
@@ -237,6 +258,7 @@ private:
   int64_t failStep = -1;
   const char *mode = "executed";
   bool capture = false; // this run is being captured
+  std::vector<plan::TraceEvent> *trace = nullptr;
 };
 
 } // namespace cuda

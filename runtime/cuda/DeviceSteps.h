@@ -44,6 +44,9 @@ public:
     return executor->downloadArgument(i, data);
   }
   void failBeforeStep(int64_t step) override { executor->failBeforeStep(step); }
+  bool setTrace(std::vector<plan::TraceEvent> *events) override {
+    return executor->setTrace(events);
+  }
   /// The step's overlap of compute with collectives.
   std::string report() const override;
 

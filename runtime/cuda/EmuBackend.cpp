@@ -316,6 +316,24 @@ Status EmuBackend::collective(const plan::Step &step, DevicePtr in,
   });
 }
 
+Status EmuBackend::timeMark(StreamId, int64_t mark) {
+  if (mark < 0)
+    return Status::error("emulated GPU: mark " + std::to_string(mark));
+  if (static_cast<size_t>(mark) >= marks.size())
+    marks.resize(static_cast<size_t>(mark) + 1, 0);
+  marks[mark] = plan::traceClockUs();
+  return Status::success();
+}
+
+Status EmuBackend::markTimes(int64_t count, std::vector<double> &us) {
+  if (count > static_cast<int64_t>(marks.size()))
+    return Status::error("emulated GPU: " + std::to_string(count) +
+                         " marks asked, " + std::to_string(marks.size()) +
+                         " recorded");
+  us.assign(marks.begin(), marks.begin() + count);
+  return Status::success();
+}
+
 Status EmuBackend::record(StreamId stream, int64_t event) {
   if (event < 0)
     return Status::error("emulated GPU: event " + std::to_string(event));

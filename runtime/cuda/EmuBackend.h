@@ -84,6 +84,11 @@ public:
                     const std::vector<Shape> *memberShapes,
                     const OpInfo &op) override;
   Status record(StreamId stream, int64_t event) override;
+  /// The emulation runs an operation when it is issued: a mark's time is
+  /// the host clock's then.
+  bool canTime() const override { return true; }
+  Status timeMark(StreamId stream, int64_t mark) override;
+  Status markTimes(int64_t count, std::vector<double> &us) override;
   Status wait(StreamId stream, int64_t event) override;
   Status synchronize() override;
   bool canCaptureCollectives() const override { return true; }
@@ -98,6 +103,7 @@ public:
   void setTrace(std::vector<std::string> *lines) { trace = lines; }
 
 private:
+  std::vector<double> marks; // timeMark's host times
   /// Checks `op` on `stream` against the unordered operations of the other
   /// stream, then runs `body` now or, while capturing, records it.
   Status issue(StreamId stream, const OpInfo &op, std::function<Status()> body);

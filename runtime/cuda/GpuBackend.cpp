@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/GpuBackend.h"
 
+#include "runtime/Executor.h"
+
 #include "runtime/CommCollectives.h"
 #include "runtime/cuda/Gemm.h"
 #include "runtime/cuda/NcclComm.h"
@@ -176,6 +178,34 @@ Status GpuBackend::record(StreamId stream, int64_t event) {
     events.push_back(std::move(e));
   }
   return events[event]->record(streamOf(stream));
+}
+
+Status GpuBackend::timeMark(StreamId stream, int64_t mark) {
+  if (mark < 0)
+    return Status::error("timing mark " + std::to_string(mark));
+  while (marks.size() <= static_cast<size_t>(mark)) {
+    std::unique_ptr<Event> e;
+    if (Status s = Event::create(*device, /*timing=*/true, e); !s.ok())
+      return s;
+    marks.push_back(std::move(e));
+  }
+  if (mark == 0)
+    firstMarkUs = plan::traceClockUs();
+  return marks[mark]->record(streamOf(stream));
+}
+
+Status GpuBackend::markTimes(int64_t count, std::vector<double> &us) {
+  if (count > static_cast<int64_t>(marks.size()))
+    return Status::error(std::to_string(count) + " timing marks asked, " +
+                         std::to_string(marks.size()) + " recorded");
+  us.assign(static_cast<size_t>(count), firstMarkUs);
+  for (int64_t k = 1; k < count; ++k) {
+    float ms = 0;
+    if (Status s = marks[k]->elapsedSince(*marks[0], ms); !s.ok())
+      return s;
+    us[k] = firstMarkUs + 1000.0 * ms;
+  }
+  return Status::success();
 }
 
 Status GpuBackend::wait(StreamId stream, int64_t event) {

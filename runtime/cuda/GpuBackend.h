@@ -65,6 +65,11 @@ public:
                     const std::vector<Shape> *memberShapes,
                     const OpInfo &op) override;
   Status record(StreamId stream, int64_t event) override;
+  /// Timing events: mark 0's device time is taken as the host clock when
+  /// it was recorded, the others as its elapsed time from it.
+  bool canTime() const override { return true; }
+  Status timeMark(StreamId stream, int64_t mark) override;
+  Status markTimes(int64_t count, std::vector<double> &us) override;
   Status wait(StreamId stream, int64_t event) override;
   Status synchronize() override;
   bool canCaptureCollectives() const override { return nccl != nullptr; }
@@ -83,6 +88,8 @@ private:
   std::vector<CUfunction> functions;
   std::unique_ptr<Stream> compute, comm;
   std::vector<std::unique_ptr<Event>> events;
+  std::vector<std::unique_ptr<Event>> marks; // timing events
+  double firstMarkUs = 0;
   std::map<DevicePtr, std::unique_ptr<DeviceArena>> allocations;
   std::unique_ptr<GemmRunner> gemms;
   std::unique_ptr<GraphCapture> graph;

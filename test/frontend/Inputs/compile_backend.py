@@ -35,7 +35,8 @@ model = GPT(vocab=29, dim=16, heads=4, layers=1, seq=6)
 ref = copy.deepcopy(model)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
 ref_opt = torch.optim.AdamW(ref.parameters(), lr=1e-2)
-train = spmd_torch.compile(step, mesh="dp=2,tp=2", plan=PLAN, backend=backend)
+train = spmd_torch.compile(step, mesh="dp=2,tp=2", plan=PLAN, backend=backend,
+                           trace=True)
 g = torch.Generator().manual_seed(1)
 for s in range(3):
     x = torch.randint(0, 29, (5, 6), generator=g)
@@ -46,3 +47,12 @@ sd = train.state_dict()
 err = max((sd[n] - t).abs().max().item() for n, t in ref.state_dict().items())
 assert err < 1e-3, err
 print(f"{backend}: 3 steps equal PyTorch's, state_dict max abs err {err:.1e}")
+# The GPU executor's timeline: a track per stream per rank.
+path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"trace_{os.getpid()}.json")
+train.write_trace(path)
+import json  # noqa: E402
+with open(path) as f:
+    events = json.load(f)["traceEvents"]
+os.remove(path)
+names = sorted(e["args"]["name"] for e in events if e["ph"] == "M")
+print(f"{backend}: trace tracks {names[:2]}, {len(names)} in all")
