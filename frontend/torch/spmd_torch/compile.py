@@ -56,7 +56,8 @@ def compile(fn=None, *, mesh=None, plan=None, backend="cpu", ranks=None,
     JIT-compiled for this machine), "cuda" (a GPU per rank: the kernels as
     CUDA C++ through NVRTC, GEMMs through cuBLASLt) or "cuda-emu" (the same
     CUDA kernels and GPU executor emulated on the CPU). trace: record every
-    step of every rank (write_trace(), profile(); the CPU backend only). timeout: seconds a collective may wait.
+    step of every rank (write_trace(), profile(); on a GPU backend a track
+    per stream, device-timed). timeout: seconds a collective may wait.
     workdir: where the traced programs are written (a temporary folder by
     default). comm: "inproc" (every rank a thread of this process), "mpi"
     (in an `mpirun -np N` job: this process runs its own rank; every
