@@ -3,10 +3,12 @@
 #include "targets/cpu/CpuJit.h"
 
 #include "dialects/spmd/SPMDPlanOps.h"
+#include "targets/cpu/OneHotLoops.h"
 #include "targets/plan/PlanLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
@@ -38,6 +40,10 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
     clone->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    builder.getUnitAttr());
   }
+  // Embedding lookups and their backward as gathers and scatter-adds, not
+  // loops over the vocabulary.
+  ctx->getOrLoadDialect<scf::SCFDialect>();
+  rewriteOneHotContractions(*module);
   PassManager pm(ctx);
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops),"

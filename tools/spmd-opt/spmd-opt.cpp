@@ -10,6 +10,7 @@
 #include "passes/Passes.h"
 #include "rules/Passes.h"
 #include "rules/ShardingRuleOpInterface.h"
+#include "targets/cpu/Passes.h"
 #include "targets/cuda/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   spmd::registerAllSPMDPasses();
   spmd::registerRulesPasses();
   spmd::registerCudaPasses();
+  spmd::registerCpuPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "spmd optimizer driver: SPMD layouts and partitioning\n",
       registry));
