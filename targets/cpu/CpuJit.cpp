@@ -8,16 +8,33 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
 using namespace spmd;
+
+/// erf, tanh, exp, log and their kin as polynomials (MLIR's f32
+/// approximations, a few ULP) instead of libm calls, which keep LLVM from
+/// vectorizing the loops around them (GELU's erf, softmax's exp).
+static void approximateMath(ModuleOp module) {
+  RewritePatternSet patterns(module.getContext());
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    name.consume_front("math.");
+    return llvm::is_contained(
+        {"erf", "tanh", "exp", "expm1", "log", "log1p", "log2"}, name);
+  });
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  (void)applyPatternsGreedily(module, std::move(patterns), config);
+}
 
 LogicalResult spmd::compileKernels(ModuleOp plan,
                                    const plan::Schedule &schedule,
@@ -44,6 +61,7 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
   // loops over the vocabulary.
   ctx->getOrLoadDialect<scf::SCFDialect>();
   rewriteOneHotContractions(*module);
+  approximateMath(*module);
   PassManager pm(ctx);
   if (failed(parsePassPipeline(
           "func.func(convert-linalg-to-loops),"
@@ -73,7 +91,14 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
   } else {
     llvm::consumeError(builder.takeError());
   }
-  options.transformer = makeOptimizingTransformer(3, 0, host.get());
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create. (Assigned the temporary
+  // makeOptimizingTransformer returns, it dangled: the O3 pipeline ran, if
+  // at all, without the host's target machine, and no kernel loop was ever
+  // vectorized — scalar vaddss even for x * 2 + 1.)
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, host.get());
+  options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
