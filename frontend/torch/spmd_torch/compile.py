@@ -316,6 +316,28 @@ class _Compiled:
             self.current = prog
         return prog
 
+    def _load(self, exported, kind):
+        """The exported program written to the work folder and loaded."""
+        path = self._path(kind)
+        with open(path, "w") as f:
+            f.write(exported.text)
+        return _Program(exported, path, self.options)
+
+    def _run(self, key, make, flat):
+        """One call: the program for `key` (made on first use), the batch
+        in, one run with the state fed back."""
+        prog = self._switch(key, make)
+        for i, t in zip(prog.batch, flat):
+            prog.set(i, t)
+        prog.session.run(prog.feed)
+        self.calls += 1
+        return prog
+
+    def _initialize(self, prog):
+        """A first program's state: the values the export traced with."""
+        for i in prog.held:
+            prog.set(i, prog.exported.inputs[i])
+
     def _require(self):
         if self.current is None:
             raise RuntimeError("nothing compiled yet: call the compiled "
@@ -510,21 +532,10 @@ class CompiledStep(_Compiled):
                 fsdp=o["fsdp"], dp_axis=o["dp_axis"], tp_axis=o["tp_axis"],
                 feedback_order=True, capture=o["capture"],
                 rng_seed=o["rng_seed"], step_fn=self._step_fn(spec, opt))
-            path = self._path("step")
-            with open(path, "w") as f:
-                f.write(exported.text)
-            return _Program(exported, path, o)
+            return self._load(exported, "step")
 
-        prog = self._switch(key, make)
-        for i, t in zip(prog.batch, flat):
-            prog.set(i, t)
-        prog.session.run(prog.feed)
-        self.calls += 1
+        prog = self._run(key, make, flat)
         return prog.result(prog.loss)
-
-    def _initialize(self, prog):
-        for i in prog.held:
-            prog.set(i, prog.exported.inputs[i])
 
     def sync(self):
         """Writes the ranks' state back into the model (parameters and
@@ -580,19 +591,8 @@ class CompiledModule(_Compiled):
                 data_parallel=o["data_parallel"], dp_axis=o["dp_axis"],
                 tp_axis=o["tp_axis"], fsdp=o["fsdp"], capture=o["capture"],
                 rng_seed=o["rng_seed"])
-            path = self._path("forward")
-            with open(path, "w") as f:
-                f.write(exported.text)
-            return _Program(exported, path, o)
+            return self._load(exported, "forward")
 
-        prog = self._switch(key, make)
-        for i, t in zip(prog.batch, flat):
-            prog.set(i, t)
-        prog.session.run(prog.feed)
-        self.calls += 1
+        prog = self._run(key, make, flat)
         outs = [prog.result(i) for i in prog.outputs]
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def _initialize(self, prog):
-        for i in prog.held:
-            prog.set(i, prog.exported.inputs[i])
