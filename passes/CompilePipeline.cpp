@@ -10,10 +10,10 @@
 //     result or op, or an spmd.constrain);
 //   * neither (no layouts at all): compiled as is, on one device.
 // partition=auto partitions global programs only; on always runs
-// spmd-partition-pipeline (fold reshapes, propagate, partition, dedup) first;
-// off compiles the program unpartitioned on one device (spmd.constrain is the
-// identity on global values and is dropped): the reference of
-// `spmd-run --check`.
+// spmd-partition-pipeline (fold reshapes, propagate, partition, dedup, bucket)
+// first; off compiles the program unpartitioned on one device (spmd.constrain
+// is the identity on global values and is dropped): the reference of `spmd-run
+// --check`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,9 +58,9 @@ bool spmd::isGlobalProgram(ModuleOp module) {
   return hasLayouts && !isLocal;
 }
 
-/// spmd-partition-pipeline's passes (passes/Pipelines.cpp), defaults.
-static void addPartitionPasses(OpPassManager &pm) {
-  spmd::buildPartitionPipeline(pm);
+/// spmd-partition-pipeline's passes (passes/Pipelines.cpp), default caps.
+static void addPartitionPasses(OpPassManager &pm, bool bucket) {
+  spmd::buildPartitionPipeline(pm, bucket);
 }
 
 namespace {
@@ -71,9 +71,10 @@ namespace {
 struct CompilePartitionStep
     : public PassWrapper<CompilePartitionStep, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CompilePartitionStep)
-  explicit CompilePartitionStep(std::string mode) : mode(std::move(mode)) {}
+  CompilePartitionStep(std::string mode, bool bucket)
+      : mode(std::move(mode)), bucket(bucket) {}
   CompilePartitionStep(const CompilePartitionStep &other)
-      : PassWrapper(other), mode(other.mode) {}
+      : PassWrapper(other), mode(other.mode), bucket(other.bucket) {}
   StringRef getArgument() const override {
     return "spmd-compile-partition-step";
   }
@@ -82,7 +83,7 @@ struct CompilePartitionStep
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     OpPassManager pm(ModuleOp::getOperationName());
-    addPartitionPasses(pm);
+    addPartitionPasses(pm, bucket);
     pm.getDependentDialects(registry);
   }
   void runOnOperation() override {
@@ -97,11 +98,12 @@ struct CompilePartitionStep
     if (mode == "auto" && !isGlobalProgram(module))
       return;
     OpPassManager pm(ModuleOp::getOperationName());
-    addPartitionPasses(pm);
+    addPartitionPasses(pm, bucket);
     if (failed(runPipeline(pm, module)))
       signalPassFailure();
   }
   std::string mode;
+  bool bucket;
 };
 
 enum class PartitionMode { Auto, On, Off };
@@ -125,15 +127,19 @@ struct CompilePipelineOptions
       llvm::cl::desc("issue collectives as early as their operands allow "
                      "(spmd-schedule-collectives)"),
       llvm::cl::init(true)};
+  Option<bool> bucket{*this, "bucket",
+                      llvm::cl::desc("bucket the partitioned program's "
+                                     "collectives (spmd-bucket-collectives)"),
+                      llvm::cl::init(true)};
 };
 } // namespace
 
 void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition,
-                                bool scheduleCollectives) {
+                                bool scheduleCollectives, bool bucket) {
   // Random ops become index-based Philox generics on every path
   // (partitioned or not): the reference of --check draws the same values.
   pm.addPass(createSPMDExpandRandom());
-  pm.addPass(std::make_unique<CompilePartitionStep>(partition.str()));
+  pm.addPass(std::make_unique<CompilePartitionStep>(partition.str(), bucket));
   // Helper functions are inlined into the entries: a schedule is one
   // straight-line sequence of steps.
   pm.addPass(createInlinerPass());
@@ -164,6 +170,6 @@ void spmd::registerCompilePipeline() {
                              mode == PartitionMode::On    ? "on"
                              : mode == PartitionMode::Off ? "off"
                                                           : "auto",
-                             options.scheduleCollectives);
+                             options.scheduleCollectives, options.bucket);
       });
 }

@@ -19,17 +19,18 @@ namespace spmd {
 /// Registers the named pipelines (passes/Pipelines.cpp).
 void registerSPMDPipelines();
 /// spmd-partition-pipeline with its default options: global annotated
-/// program -> local program (spmd-compile's first step).
-void buildPartitionPipeline(mlir::OpPassManager &pm);
+/// program -> local program (spmd-compile's first step); `bucket` runs
+/// spmd-bucket-collectives with its default caps.
+void buildPartitionPipeline(mlir::OpPassManager &pm, bool bucket = true);
 /// spmd-compile: program -> plan (partitioning of a global program,
 /// fusion, bufferization, outlining, memory plan). `partition` is auto (a
 /// global program is partitioned first, see isGlobalProgram), on or off
 /// (compile unpartitioned on one device, spmd.constrain dropped).
 /// `scheduleCollectives` runs spmd-schedule-collectives before
-/// bufferization.
+/// bufferization; `bucket` buckets the partitioned program's collectives.
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           llvm::StringRef partition = "auto",
-                          bool scheduleCollectives = true);
+                          bool scheduleCollectives = true, bool bucket = true);
 /// Whether `module` is a global annotated program: it names a layout and has
 /// no spmd collectives and no argument with spmd.global_type (the marks of a
 /// local program). Not a plan.

@@ -17,13 +17,19 @@ struct PartitionPipelineOptions
                                       "collective with a remark"),
                        llvm::cl::init(false)};
   Option<bool> bucket{*this, "bucket",
-                      llvm::cl::desc("bucket small all_reduces into few "
-                                     "large ones"),
-                      llvm::cl::init(false)};
+                      llvm::cl::desc("bucket small all_reduces, "
+                                     "reduce_scatters and all_gathers into "
+                                     "few large ones"),
+                      llvm::cl::init(true)};
   Option<int64_t> bucketCapBytes{
       *this, "bucket-cap-bytes",
-      llvm::cl::desc("byte cap of one all_reduce bucket (0: no cap)"),
+      llvm::cl::desc("byte cap of one bucket (0: no cap)"),
       llvm::cl::init(25 * 1024 * 1024)};
+  Option<int64_t> firstBucketCapBytes{
+      *this, "first-bucket-cap-bytes",
+      llvm::cl::desc("byte cap of the first bucket of each kind (0: "
+                     "bucket-cap-bytes)"),
+      llvm::cl::init(1024 * 1024)};
 };
 } // namespace
 
@@ -42,20 +48,23 @@ buildPartitionPipelineWith(OpPassManager &pm,
   pm.addPass(spmd::createSPMDPartition(partition));
   pm.addNestedPass<func::FuncOp>(spmd::createSPMDDedupCollectives());
   if (options.bucket) {
-    spmd::SPMDBucketAllReducesOptions bucket;
+    spmd::SPMDBucketCollectivesOptions bucket;
     bucket.capBytes = options.bucketCapBytes;
-    pm.addNestedPass<func::FuncOp>(spmd::createSPMDBucketAllReduces(bucket));
+    bucket.firstCapBytes = options.firstBucketCapBytes;
+    pm.addNestedPass<func::FuncOp>(spmd::createSPMDBucketCollectives(bucket));
   }
 }
 
-void spmd::buildPartitionPipeline(OpPassManager &pm) {
-  buildPartitionPipelineWith(pm, PartitionPipelineOptions());
+void spmd::buildPartitionPipeline(OpPassManager &pm, bool bucket) {
+  PartitionPipelineOptions options;
+  options.bucket = bucket;
+  buildPartitionPipelineWith(pm, options);
 }
 
 void spmd::registerSPMDPipelines() {
   PassPipelineRegistration<PartitionPipelineOptions>(
       "spmd-partition-pipeline",
-      "propagate layouts, partition into the local program, and deduplicate "
-      "(optionally bucket) its collectives",
+      "propagate layouts, partition into the local program, deduplicate and "
+      "bucket its collectives",
       buildPartitionPipelineWith);
 }

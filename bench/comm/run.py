@@ -2,8 +2,8 @@
 """Communication of the frontend's toy models under each parallel plan.
 
 For every case: export the training step with spmd_torch, run
-spmd-partition-pipeline (propagate, partition, dedup) and
-spmd-partition-pipeline{bucket=true}, and count the collectives of
+spmd-partition-pipeline{bucket=false} (propagate, partition, dedup) and
+spmd-partition-pipeline (bucketing on, the default), and count the collectives of
 spmd-comm-report by kind. Prints a markdown table with the DTensor
 reference and the analytic minimum (see README.md for where each comes
 from).
@@ -99,7 +99,7 @@ def run(cmd, **kw):
 
 def counts(opt, mlir, bucket):
     pipe = ("builtin.module(spmd-partition-pipeline{bucket=true})"
-            if bucket else "builtin.module(spmd-partition-pipeline)")
+            if bucket else "builtin.module(spmd-partition-pipeline{bucket=false})")
     local = run([opt, mlir, f"--pass-pipeline={pipe}"])
     rep = json.loads(run([opt, "--spmd-comm-report", "-o", os.devnull],
                          input=local))

@@ -39,35 +39,54 @@ def SPMDDedupCollectives : Pass<"spmd-dedup-collectives"> {
   let dependentDialects = ["::spmd::SPMDDialect"];
 }
 
-def SPMDBucketAllReduces : Pass<"spmd-bucket-all-reduces"> {
-  let summary = "Fuse small all_reduces into few large ones, under a size cap";
+def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
+  let summary = "Fuse small all_reduces, reduce_scatters and all_gathers into "
+                "few large ones, under a size cap";
   let description = [{
-    Gradients of a data-parallel step each get an all_reduce; many small ones
-    waste latency. Within each block, in program order, this pass groups
-    all_reduces with the same mesh, axes (in order), reduction kind and
-    element type into buckets of at most `cap-bytes` bytes (local input
-    bytes; 0 means no cap). An all_reduce joins the current bucket of its
-    kind when a position exists after the definitions of all the bucket's
-    operands and before the first use of any of its results; otherwise, or
-    when the cap would be exceeded, the bucket is closed and a new one
-    started. A bucket of two or more becomes: every operand flattened to 1-D
-    (`tensor.collapse_shape`), one `tensor.concat`, one all_reduce, and per
-    member a `tensor.extract_slice` and a `tensor.expand_shape` back to its
-    shape. They are placed after the last operand's definition (never above
+    Gradients of a data-parallel step each get an all_reduce (FSDP: a
+    reduce_scatter), parameters of an FSDP step each an all_gather; many
+    small collectives pay the latency (and on a GPU a launch) many times.
+    Within each block, in program order, this pass groups collectives of the
+    same op, mesh, axes (in order), reduction kind and element type into
+    buckets. A collective joins the current bucket of its kind when a
+    position exists after the definitions of all the bucket's operands and
+    before the first use of any of its results, and the bucket stays within
+    its cap; otherwise the bucket is closed and a new one started. As in
+    PyTorch DDP, the first bucket of each kind is small (`first-cap-bytes`,
+    1 MiB), so the first collective starts early, and later ones hold up to
+    `cap-bytes` (25 MiB). A member's size is its larger buffer (an
+    all_gather's result, the others' input); 0 means no cap.
+
+    A bucket of two or more becomes one collective of a concatenation:
+    * all_reduce: every input flattened to 1-D, one `tensor.concat`, one
+      all_reduce, per member a `tensor.extract_slice` reshaped back;
+    * reduce_scatter over `k` ranks: every input viewed as `[k, n/k]` (its
+      `k` chunks are contiguous: only unit dims precede the scattered dim),
+      concatenated along dim 1, reduce-scattered along dim 0, so each rank's
+      row holds every member's chunk;
+    * all_gather over `k` ranks: every input flattened to `[1, n]`,
+      concatenated along dim 1, gathered along dim 0 into `[k, total]`;
+      member `i`'s columns `[k, n_i]` are, row-major, its result (only unit
+      dims precede the gathered dim).
+    The fused op is placed after the last operand's definition (never above
     it) and before the first use of a result; within that window, after the
     collective that preceded the first member and after the bucket fused
     before, so the collectives keep their program order where the data
     allows. The choice depends only on the program, so every rank makes the
     same one.
 
-    Left alone: all_reduces with a dynamic dim (their size differs between
+    Left alone: collectives with a dynamic dim (their size differs between
     ranks, so a concatenation would have rank-dependent offsets), with an
-    element type of unknown byte size, and those larger than the cap on
-    their own.
+    element type of unknown byte size, reduce_scatters and all_gathers
+    whose dim has a larger dim before it (their chunks are strided), and
+    those larger than the cap on their own.
   }];
   let options = [
     Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
-           "Largest bucket in bytes (default 25 MiB as PyTorch DDP; 0: no cap)">
+           "Largest bucket in bytes (default 25 MiB as PyTorch DDP; 0: no cap)">,
+    Option<"firstCapBytes", "first-cap-bytes", "int64_t", /*default=*/"1048576",
+           "Largest first bucket of each kind in bytes (default 1 MiB as "
+           "PyTorch DDP; 0: cap-bytes)">
   ];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }

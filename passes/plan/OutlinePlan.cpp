@@ -85,15 +85,30 @@ std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
   return form;
 }
 
+/// Whether `v` is a slice or transpose of a buffer, possibly reshaped or
+/// cast afterwards: a part of another buffer, even when its layout is the
+/// identity (the leading piece of a bucketed collective's result).
+bool isPartOfBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<memref::SubViewOp, memref::TransposeOp>(def))
+      return true;
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+            def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
+
 /// A memref.expand_shape/collapse_shape with identity layouts and a static
-/// result: the same bytes under another shape.
+/// result, of a whole buffer: the same bytes under another shape.
 bool isContiguousReshape(Operation *op) {
   if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op))
     return false;
   auto source = cast<MemRefType>(op->getOperand(0).getType());
   auto result = cast<MemRefType>(op->getResult(0).getType());
   return source.getLayout().isIdentity() && result.getLayout().isIdentity() &&
-         result.hasStaticShape();
+         result.hasStaticShape() && !isPartOfBuffer(op->getOperand(0));
 }
 
 /// A memref.cast between identity layouts (static <-> dynamic dims): the
@@ -105,7 +120,7 @@ bool isPlainCast(Operation *op) {
   auto source = dyn_cast<MemRefType>(cast.getSource().getType());
   auto result = dyn_cast<MemRefType>(cast.getType());
   return source && result && source.getLayout().isIdentity() &&
-         result.getLayout().isIdentity();
+         result.getLayout().isIdentity() && !isPartOfBuffer(cast.getSource());
 }
 
 /// A view a step cannot take as a plain buffer (a slice, a transpose, a
@@ -270,6 +285,24 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
   for (Operation &op : body)
     if (isa<spmd::CollectiveOpInterface, spmd::PlanPartialFromReplicatedOp>(op))
       steps.push_back(&op);
+  // A result is a whole buffer of its own: a returned view (a member of a
+  // bucketed collective) is copied out, as a step's input is.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value v = operand.get();
+    if (!needsContiguousCopy(v))
+      continue;
+    auto type = cast<MemRefType>(v.getType());
+    if (!type.hasStaticShape())
+      return ret->emitOpError()
+             << "returns a view with a dynamic size (" << type << ")";
+    rewriter.setInsertionPoint(ret);
+    Value buffer = memref::AllocOp::create(
+        rewriter, ret->getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType()));
+    linalg::CopyOp::create(rewriter, ret->getLoc(), v, buffer);
+    operand.set(buffer);
+  }
   for (Operation *op : steps) {
     // Every such step is (input, output); an in-place one names one buffer
     // twice and gets a copy in and a copy out.

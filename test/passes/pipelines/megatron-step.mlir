@@ -1,9 +1,16 @@
-// RUN: spmd-opt %s --spmd-partition-pipeline | FileCheck %s
+// RUN: spmd-opt %s --pass-pipeline='builtin.module(spmd-partition-pipeline{bucket=false})' | FileCheck %s
+// RUN: spmd-opt %s --spmd-partition-pipeline | FileCheck %s --check-prefix=BUCKET
 
 // A Megatron MLP training step (forward, hand-written backward) on a 1-D
 // mesh of 4: W1 column-split, W2 row-split. The whole step needs one
 // all_reduce (the output y), and one more only when the input gradient dx is
-// returned. The weight gradients stay sharded like their weights.
+// returned. The weight gradients stay sharded like their weights. Bucketed
+// (the default), the two are one: y's only use is the result, so its
+// all_reduce waits for dx's.
+// BUCKET-LABEL: func.func @mlp_step(
+// BUCKET-COUNT-1: spmd.all_reduce %{{.*}} on @tp ["tp"] sum : tensor<256xf32>
+// BUCKET-NOT: spmd.all_reduce
+// BUCKET-LABEL: func.func @mlp_step_no_dx(
 
 // CHECK-LABEL: func.func @mlp_step(
 // CHECK-COUNT-2: spmd.all_reduce

@@ -1,10 +1,10 @@
-// RUN: spmd-opt %s --spmd-partition-pipeline | FileCheck %s
-// RUN: spmd-opt %s --pass-pipeline='builtin.module(spmd-partition-pipeline{bucket=true bucket-cap-bytes=0})' | FileCheck %s --check-prefix=BUCKET
+// RUN: spmd-opt %s --pass-pipeline='builtin.module(spmd-partition-pipeline{bucket=false})' | FileCheck %s
+// RUN: spmd-opt %s --spmd-partition-pipeline | FileCheck %s --check-prefix=BUCKET
 // RUN: spmd-opt %s --pass-pipeline='builtin.module(spmd-partition-pipeline{explain=true})' -verify-diagnostics -o /dev/null
 
 // Data-parallel step of a 2-layer linear model: the batch is split on dp,
 // weights are replicated, and each weight gradient needs one all_reduce
-// (bucketed into one with bucket=true).
+// (bucketed into one by default; bucket=false keeps them apart).
 spmd.mesh @mesh ["dp"=4]
 
 // CHECK-LABEL: func.func @grads

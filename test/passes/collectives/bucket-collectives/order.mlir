@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s -split-input-file -spmd-bucket-all-reduces | FileCheck %s
+// RUN: spmd-opt %s -split-input-file -spmd-bucket-collectives | FileCheck %s
 
 // A result used before the next gradient exists: the fused op could not
 // come after that gradient and before the use, so the bucket closes and a

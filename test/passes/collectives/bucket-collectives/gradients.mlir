@@ -1,14 +1,22 @@
-// RUN: spmd-opt %s -spmd-bucket-all-reduces | FileCheck %s
-// RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=0 | FileCheck %s
-// RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=128 | FileCheck %s --check-prefix=CAP128
-// RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=192 | FileCheck %s --check-prefix=CAP192
-// RUN: spmd-opt %s -spmd-bucket-all-reduces=cap-bytes=8 | FileCheck %s --check-prefix=CAP8
+// RUN: spmd-opt %s -spmd-bucket-collectives | FileCheck %s
+// RUN: spmd-opt %s -spmd-bucket-collectives=cap-bytes=0 | FileCheck %s
+// RUN: spmd-opt %s -spmd-bucket-collectives=cap-bytes=128 | FileCheck %s --check-prefix=CAP128
+// RUN: spmd-opt %s -spmd-bucket-collectives=cap-bytes=192 | FileCheck %s --check-prefix=CAP192
+// RUN: spmd-opt %s -spmd-bucket-collectives=cap-bytes=8 | FileCheck %s --check-prefix=CAP8
 // A second run finds nothing more to do.
-// RUN: spmd-opt %s -spmd-bucket-all-reduces | spmd-opt -spmd-bucket-all-reduces | FileCheck %s
+// RUN: spmd-opt %s -spmd-bucket-collectives | spmd-opt -spmd-bucket-collectives | FileCheck %s
 // The report sees one collective instead of five, with the same bytes:
 // 2(k-1)/k * 320 = 480.
 // RUN: spmd-opt %s -spmd-comm-report -o /dev/null | FileCheck %s --check-prefix=BEFORE
-// RUN: spmd-opt %s -spmd-bucket-all-reduces -spmd-comm-report -o /dev/null | FileCheck %s --check-prefix=AFTER
+// RUN: spmd-opt %s -spmd-bucket-collectives -spmd-comm-report -o /dev/null | FileCheck %s --check-prefix=AFTER
+// The first bucket of a kind is small (DDP: 1 MiB) so it starts early:
+// with first-cap-bytes=64 it holds the first gradient alone, the other four
+// share one bucket; first-cap-bytes=0 means cap-bytes.
+// RUN: spmd-opt %s -spmd-bucket-collectives=first-cap-bytes=64 | FileCheck %s --check-prefix=FIRST
+// RUN: spmd-opt %s -spmd-bucket-collectives=first-cap-bytes=0 | FileCheck %s
+// FIRST: spmd.all_reduce %{{.*}} on @dp4 ["dp"] avg : tensor<4x4xf32>
+// FIRST: spmd.all_reduce %{{.*}} on @dp4 ["dp"] avg : tensor<64xf32>
+// FIRST-NOT: spmd.all_reduce
 // BEFORE: "count": 5,
 // BEFORE-NEXT: "bytes": 480,
 // AFTER: {"op":"all_reduce","mesh":"dp4","axes":["dp"],"group_size":4,"reduction":"avg","element_type":"f32","input_shape":[80],"result_shape":[80],"dynamic":false,"bytes":480}

@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s -split-input-file -spmd-bucket-all-reduces | FileCheck %s
+// RUN: spmd-opt %s -split-input-file -spmd-bucket-collectives | FileCheck %s
 
 // Interleaved all_reduces of different kinds, axes, meshes and element types
 // form one bucket per kind of all_reduce; a lone one stays as it is.

@@ -1,0 +1,453 @@
+//===- BucketCollectives.cpp - fuse small collectives under a size cap ----===//
+//
+// Many small collectives (one per gradient or parameter) pay the collective
+// latency, and on a GPU a launch, many times; one collective of their
+// concatenation pays it once. Buckets are formed per block in program order
+// from the program alone, so every rank forms the same buckets and runs the
+// same collective sequence.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/spmd/SPMDDialect.h"
+#include "dialects/spmd/SPMDOps.h"
+#include "passes/collectives/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <climits>
+#include <tuple>
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDBUCKETCOLLECTIVES
+#include "passes/collectives/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+using namespace spmd;
+
+namespace {
+
+std::optional<int64_t> elementBytes(Type type) {
+  if (auto complex = dyn_cast<ComplexType>(type)) {
+    std::optional<int64_t> part = elementBytes(complex.getElementType());
+    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
+  }
+  if (type.isIntOrFloat())
+    return (type.getIntOrFloatBitWidth() + 7) / 8;
+  return std::nullopt;
+}
+
+/// Collectives that may share a bucket: same op, mesh, axes (in order),
+/// reduction kind (null for all_gather) and element type. The dims do not
+/// matter: every member is brought to the same flat form first.
+using BucketKey =
+    std::tuple<OperationName, Attribute, Attribute, Attribute, Type>;
+
+Attribute reductionOf(Operation *op) {
+  if (auto reduce = dyn_cast<AllReduceOp>(op))
+    return reduce.getKindAttr();
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return scatter.getKindAttr();
+  return {};
+}
+
+BucketKey keyOf(CollectiveOpInterface op) {
+  return {op->getName(), op.getMeshAttr(), op.getMeshAxes(), reductionOf(op),
+          cast<RankedTensorType>(op.getInput().getType()).getElementType()};
+}
+
+struct Bucket {
+  SmallVector<CollectiveOpInterface> members;
+  int64_t bytes = 0;
+  /// Positions in the block: the fused op must go after `lo` (the last
+  /// operand definition, -1 for none) and before `hi` (the first use).
+  int lo = -1, hi = INT_MAX;
+};
+
+/// The product of the sizes of `shape[0, dim)`.
+int64_t leadingElements(ArrayRef<int64_t> shape, int64_t dim) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    n *= shape[d];
+  return n;
+}
+
+class BlockBucketer {
+public:
+  BlockBucketer(Block &block, int64_t cap, int64_t firstCap,
+                SymbolTableCollection &tables)
+      : block(block), cap(cap), firstCap(firstCap), tables(tables) {
+    int i = 0;
+    for (Operation &op : block)
+      position[&op] = i++;
+  }
+
+  void run() {
+    llvm::MapVector<BucketKey, Bucket> open;
+    // Keys that have closed a bucket already: later buckets get `cap`.
+    DenseSet<BucketKey> pastFirst;
+    SmallVector<Bucket> closed;
+    for (Operation &op : block) {
+      auto collective = dyn_cast<CollectiveOpInterface>(op);
+      if (!collective)
+        continue;
+      std::optional<int64_t> bytes = bytesOf(collective);
+      // Skipped ones do not close the open bucket: they are not moved.
+      if (!bytes || (cap > 0 && *bytes > cap))
+        continue;
+      int lo = definitionPosition(collective.getInput());
+      int hi = firstUsePosition(collective);
+      BucketKey key = keyOf(collective);
+      Bucket &bucket = open[key];
+      int64_t limit = pastFirst.contains(key) ? cap : firstCap;
+      // An operand computed by a member would need the fused op's own result.
+      bool feedsOnMember =
+          llvm::any_of(bucket.members, [&](CollectiveOpInterface m) {
+            return m->getResult(0) == collective.getInput();
+          });
+      bool fits = !feedsOnMember &&
+                  std::max(bucket.lo, lo) < std::min(bucket.hi, hi) &&
+                  (limit == 0 || bucket.members.empty() ||
+                   bucket.bytes + *bytes <= limit);
+      if (!fits) {
+        closed.push_back(std::move(bucket));
+        bucket = Bucket();
+        pastFirst.insert(key);
+      }
+      bucket.members.push_back(collective);
+      bucket.bytes += *bytes;
+      bucket.lo = std::max(bucket.lo, lo);
+      bucket.hi = std::min(bucket.hi, hi);
+    }
+    for (auto &entry : open)
+      closed.push_back(std::move(entry.second));
+    // Fuse in program order of the buckets' first members.
+    llvm::stable_sort(closed, [&](const Bucket &a, const Bucket &b) {
+      return position.lookup(a.members.front()) <
+             position.lookup(b.members.front());
+    });
+    Operation *previous = nullptr;
+    for (Bucket &bucket : closed)
+      if (bucket.members.size() > 1)
+        if (Operation *last = fuse(bucket, previous))
+          previous = last;
+  }
+
+private:
+  int64_t groupSize(CollectiveOpInterface op) {
+    auto mesh = dyn_cast_or_null<MeshOp>(
+        tables.lookupNearestSymbolFrom(op, op.getMeshAttr()));
+    if (!mesh)
+      return 0;
+    int64_t k = 1;
+    for (Attribute axis : op.getMeshAxes()) {
+      std::optional<int64_t> index =
+          mesh.getAxisIndex(cast<StringAttr>(axis).getValue());
+      if (!index)
+        return 0;
+      k *= mesh.getAxisSizes()[*index];
+    }
+    return k;
+  }
+
+  /// The byte size a member adds to its bucket (the larger of its input and
+  /// result), or nullopt if it cannot be bucketed: a dynamic dim (its size
+  /// differs between ranks, so every later member would sit at a
+  /// rank-dependent offset), an element type of unknown size, and a
+  /// reduce_scatter or all_gather whose dim has larger dims before it (its
+  /// chunks are not contiguous, so the flat form would need a transpose).
+  std::optional<int64_t> bytesOf(CollectiveOpInterface op) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!input.hasStaticShape() || !result.hasStaticShape())
+      return std::nullopt;
+    std::optional<int64_t> element = elementBytes(input.getElementType());
+    if (!element)
+      return std::nullopt;
+    if (isa<AllReduceOp>(op))
+      return input.getNumElements() * *element;
+    int64_t dim;
+    if (auto scatter = dyn_cast<ReduceScatterOp>(op.getOperation()))
+      dim = scatter.getDim();
+    else if (auto gather = dyn_cast<AllGatherOp>(op.getOperation()))
+      dim = gather.getDim();
+    else
+      return std::nullopt;
+    int64_t k = groupSize(op);
+    if (k <= 0 || leadingElements(input.getShape(), dim) != 1)
+      return std::nullopt;
+    RankedTensorType whole = isa<AllGatherOp>(op) ? result : input;
+    RankedTensorType part = isa<AllGatherOp>(op) ? input : result;
+    if (whole.getDimSize(dim) != k * part.getDimSize(dim))
+      return std::nullopt;
+    return whole.getNumElements() * *element;
+  }
+
+  /// The op of this block that defines `value` or contains its definition,
+  /// or null when `value` is defined before the block starts.
+  Operation *definitionInBlock(Value value) {
+    Operation *def = value.getDefiningOp();
+    return def ? block.findAncestorOpInBlock(*def) : nullptr;
+  }
+
+  int definitionPosition(Value value) {
+    Operation *def = definitionInBlock(value);
+    return def ? position.lookup(def) : -1;
+  }
+
+  /// The first op of this block that uses `op`'s result (directly or in a
+  /// nested region), or null. Uses in other blocks are dominated by every op
+  /// of this block that dominates `op`, so they do not constrain the fused op.
+  Operation *firstUseInBlock(Operation *op) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *inBlock = block.findAncestorOpInBlock(*user);
+      if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
+        first = inBlock;
+    }
+    return first;
+  }
+
+  int firstUsePosition(Operation *op) {
+    Operation *first = firstUseInBlock(op);
+    return first ? position.lookup(first) : INT_MAX;
+  }
+
+  /// Rewrites a bucket into one collective; returns the last op it created,
+  /// or null if the bucket no longer fits anywhere. `previous` is the end of
+  /// the bucket fused before: when possible the new one follows it, so the
+  /// fused collectives keep the program order of their buckets.
+  Operation *fuse(Bucket &bucket, Operation *previous) {
+    // Check again on the current IR: an earlier bucket may have replaced an
+    // operand of this one by a slice at another position.
+    Operation *after = nullptr, *before = nullptr;
+    for (CollectiveOpInterface member : bucket.members) {
+      Operation *def = definitionInBlock(member.getInput());
+      if (def && (!after || after->isBeforeInBlock(def)))
+        after = def;
+      Operation *use = firstUseInBlock(member);
+      if (use && (!before || use->isBeforeInBlock(before)))
+        before = use;
+    }
+    if (after && before && !after->isBeforeInBlock(before))
+      return nullptr;
+    // Keep the program order of collectives where the data allows: after
+    // the bucket fused before, and after the collective that precedes the
+    // first member (one that is not bucketed stays where it is).
+    Operation *anchor = previous;
+    for (Operation *op = bucket.members.front()->getPrevNode(); op;
+         op = op->getPrevNode()) {
+      if (!isa<CollectiveOpInterface>(op))
+        continue;
+      if (!anchor || anchor->isBeforeInBlock(op))
+        anchor = op;
+      break;
+    }
+    if (anchor && (!after || after->isBeforeInBlock(anchor)) &&
+        (!before || anchor->isBeforeInBlock(before)))
+      after = anchor;
+
+    OpBuilder builder(block.getParent()->getContext());
+    if (after)
+      builder.setInsertionPointAfter(after);
+    else
+      builder.setInsertionPointToStart(&block);
+    SmallVector<Location> locs;
+    for (CollectiveOpInterface member : bucket.members)
+      locs.push_back(member.getLoc());
+    Location loc = builder.getFusedLoc(locs);
+
+    Operation *first = bucket.members.front();
+    SmallVector<Value> results;
+    if (auto reduce = dyn_cast<AllReduceOp>(first))
+      results = fuseAllReduces(builder, loc, bucket, reduce);
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(first))
+      results = fuseReduceScatters(builder, loc, bucket, scatter);
+    else
+      results = fuseAllGathers(builder, loc, bucket, cast<AllGatherOp>(first));
+    for (auto [member, result] : llvm::zip(bucket.members, results)) {
+      // Discardable attributes (e.g. a layout) describe the member's result.
+      for (NamedAttribute attr : member->getDiscardableAttrs())
+        result.getDefiningOp()->setAttr(attr.getName(), attr.getValue());
+    }
+    Operation *last = results.back().getDefiningOp();
+    // Only now: the insertion point may sit right before a member.
+    for (auto [member, result] : llvm::zip(bucket.members, results)) {
+      member->getResult(0).replaceAllUsesWith(result);
+      member->erase();
+    }
+    return last;
+  }
+
+  /// all_reduce: concatenate the flat inputs, reduce, slice each back.
+  SmallVector<Value> fuseAllReduces(OpBuilder &builder, Location loc,
+                                    Bucket &bucket, AllReduceOp first) {
+    SmallVector<Value> flat;
+    for (CollectiveOpInterface member : bucket.members)
+      flat.push_back(reshape(builder, loc, member.getInput(), {-1}));
+    Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/0, flat);
+    auto fused = AllReduceOp::create(builder, loc, concat, first.getMeshAttr(),
+                                     first.getMeshAxes(), first.getKindAttr());
+    return sliceMembers(builder, bucket, fused, /*rows=*/1);
+  }
+
+  /// reduce_scatter over k ranks of inputs whose scattered dim has only unit
+  /// dims before it: each input, row-major, is k contiguous chunks, so it is
+  /// viewed as [k, n/k]; the views are concatenated along dim 1 and
+  /// reduce-scattered along dim 0, and rank r's row holds every member's
+  /// chunk r side by side.
+  SmallVector<Value> fuseReduceScatters(OpBuilder &builder, Location loc,
+                                        Bucket &bucket, ReduceScatterOp first) {
+    int64_t k = groupSize(first);
+    SmallVector<Value> rows;
+    for (CollectiveOpInterface member : bucket.members)
+      rows.push_back(reshape(builder, loc, member.getInput(), {k, -1}));
+    Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
+    auto concatType = cast<RankedTensorType>(concat.getType());
+    auto resultType = RankedTensorType::get({1, concatType.getDimSize(1)},
+                                            concatType.getElementType());
+    auto fused = ReduceScatterOp::create(
+        builder, loc, resultType, concat, first.getMeshAttr(),
+        first.getMeshAxes(), builder.getI64IntegerAttr(0), first.getKindAttr());
+    return sliceMembers(builder, bucket, fused, /*rows=*/1);
+  }
+
+  /// all_gather over k ranks along a dim with only unit dims before it: the
+  /// result, row-major, is the k inputs one after the other. The flat inputs
+  /// are concatenated and gathered as [k, total]; member i's columns,
+  /// [k, n_i], are its gathered result row-major.
+  SmallVector<Value> fuseAllGathers(OpBuilder &builder, Location loc,
+                                    Bucket &bucket, AllGatherOp first) {
+    int64_t k = groupSize(first);
+    SmallVector<Value> rows;
+    for (CollectiveOpInterface member : bucket.members)
+      rows.push_back(reshape(builder, loc, member.getInput(), {1, -1}));
+    Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
+    auto concatType = cast<RankedTensorType>(concat.getType());
+    auto resultType = RankedTensorType::get({k, concatType.getDimSize(1)},
+                                            concatType.getElementType());
+    auto fused = AllGatherOp::create(builder, loc, resultType, concat,
+                                     first.getMeshAttr(), first.getMeshAxes(),
+                                     builder.getI64IntegerAttr(0));
+    return sliceMembers(builder, bucket, fused, /*rows=*/k);
+  }
+
+  /// Member i's part of a fused result of shape [N] (rows = 1, all_reduce),
+  /// [1, N] or [k, N]: its columns, in member order, reshaped to its result.
+  SmallVector<Value> sliceMembers(OpBuilder &builder, Bucket &bucket,
+                                  Value fused, int64_t rows) {
+    auto fusedType = cast<RankedTensorType>(fused.getType());
+    bool flat = fusedType.getRank() == 1;
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (CollectiveOpInterface member : bucket.members) {
+      auto type = cast<RankedTensorType>(member->getResult(0).getType());
+      int64_t columns = type.getNumElements() / rows;
+      Location loc = member.getLoc();
+      Value slice;
+      if (flat) {
+        slice = tensor::ExtractSliceOp::create(
+            builder, loc,
+            RankedTensorType::get({columns}, type.getElementType()), fused,
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(columns)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+      } else {
+        slice = tensor::ExtractSliceOp::create(
+            builder, loc,
+            RankedTensorType::get({rows, columns}, type.getElementType()),
+            fused,
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(0),
+                                   builder.getIndexAttr(offset)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(rows),
+                                   builder.getIndexAttr(columns)},
+            ArrayRef<OpFoldResult>{builder.getIndexAttr(1),
+                                   builder.getIndexAttr(1)});
+      }
+      offset += columns;
+      results.push_back(reshape(builder, loc, slice, type.getShape()));
+    }
+    return results;
+  }
+
+  /// `value` (static) reshaped to `shape` (one -1 allowed): through its flat
+  /// 1-D form, as collapse/expand ops, so bufferization sees views.
+  static Value reshape(OpBuilder &builder, Location loc, Value value,
+                       ArrayRef<int64_t> shape) {
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t n = type.getNumElements();
+    SmallVector<int64_t> target(shape);
+    int64_t known = 1;
+    for (int64_t size : shape)
+      known *= size < 0 ? 1 : size;
+    for (int64_t &size : target)
+      if (size < 0)
+        size = n / known;
+    if (llvm::equal(target, type.getShape()))
+      return value;
+    Type element = type.getElementType();
+    Value flat = value;
+    if (type.getRank() != 1) {
+      auto flatType = RankedTensorType::get({n}, element);
+      flat = type.getRank() == 0
+                 ? Value(tensor::ExpandShapeOp::create(builder, loc, flatType,
+                                                       value, allDims(0)))
+                 : Value(tensor::CollapseShapeOp::create(
+                       builder, loc, flatType, value, allDims(type.getRank())));
+    }
+    if (target.size() == 1)
+      return flat;
+    auto targetType = RankedTensorType::get(target, element);
+    if (target.empty())
+      return tensor::CollapseShapeOp::create(builder, loc, targetType, flat,
+                                             allDims(0));
+    return tensor::ExpandShapeOp::create(builder, loc, targetType, flat,
+                                         allDims(target.size()));
+  }
+
+  static SmallVector<ReassociationIndices> allDims(int64_t rank) {
+    if (rank == 0)
+      return {};
+    ReassociationIndices dims;
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+    return {dims};
+  }
+
+  Block &block;
+  int64_t cap, firstCap;
+  SymbolTableCollection &tables;
+  DenseMap<Operation *, int> position;
+};
+
+struct BucketCollectivesPass
+    : spmd::impl::SPMDBucketCollectivesBase<BucketCollectivesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>{"cap-bytes", capBytes},
+          {"first-cap-bytes", firstCapBytes}}) {
+      if (value >= 0)
+        continue;
+      emitError(getOperation()->getLoc()) << "spmd-bucket-collectives: " << name
+                                          << " must be >= 0, got " << value;
+      return signalPassFailure();
+    }
+    // The first bucket of a kind is at most the cap.
+    int64_t firstCap =
+        capBytes == 0
+            ? firstCapBytes
+            : (firstCapBytes == 0 ? capBytes
+                                  : std::min<int64_t>(firstCapBytes, capBytes));
+    SymbolTableCollection tables;
+    SmallVector<Block *> blocks;
+    getOperation()->walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      BlockBucketer(*block, capBytes, firstCap, tables).run();
+  }
+};
+
+} // namespace
