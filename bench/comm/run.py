@@ -144,7 +144,7 @@ def main():
                 print(f"{name}: FAILED\n{e}", file=sys.stderr)
                 dedup = bucket = {"FAILED": 1}
             rows.append((name, mesh, dedup, bucket))
-    print("| case | mesh | spmd (dedup) | spmd (bucketed) | DTensor reference "
+    print("| case | mesh | spmd (bucket=false) | spmd (default, bucketed) | DTensor reference "
           "| analytic minimum |")
     print("|---|---|---|---|---|---|")
     for name, mesh, dedup, bucket in rows:

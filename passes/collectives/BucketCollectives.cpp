@@ -14,9 +14,10 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
-#include <climits>
+#include <cmath>
 #include <tuple>
 
 namespace spmd {
@@ -62,8 +63,10 @@ struct Bucket {
   SmallVector<CollectiveOpInterface> members;
   int64_t bytes = 0;
   /// Positions in the block: the fused op must go after `lo` (the last
-  /// operand definition, -1 for none) and before `hi` (the first use).
-  int lo = -1, hi = INT_MAX;
+  /// operand definition, -1 for none) and before `hi` (the first use, at
+  /// `firstUse`; null for none).
+  double lo = -1, hi = INFINITY;
+  Operation *firstUse = nullptr;
 };
 
 /// The product of the sizes of `shape[0, dim)`.
@@ -79,7 +82,7 @@ public:
   BlockBucketer(Block &block, int64_t cap, int64_t firstCap,
                 SymbolTableCollection &tables)
       : block(block), cap(cap), firstCap(firstCap), tables(tables) {
-    int i = 0;
+    double i = 0;
     for (Operation &op : block)
       position[&op] = i++;
   }
@@ -89,18 +92,26 @@ public:
     // Keys that have closed a bucket already: later buckets get `cap`.
     DenseSet<BucketKey> pastFirst;
     SmallVector<Bucket> closed;
-    for (Operation &op : block) {
-      auto collective = dyn_cast<CollectiveOpInterface>(op);
-      if (!collective)
-        continue;
+    SmallVector<CollectiveOpInterface> collectives;
+    for (Operation &op : block)
+      if (auto collective = dyn_cast<CollectiveOpInterface>(op))
+        collectives.push_back(collective);
+    for (CollectiveOpInterface collective : collectives) {
       std::optional<int64_t> bytes = bytesOf(collective);
       // Skipped ones do not close the open bucket: they are not moved.
       if (!bytes || (cap > 0 && *bytes > cap))
         continue;
-      int lo = definitionPosition(collective.getInput());
-      int hi = firstUsePosition(collective);
+      double lo = definitionPosition(collective.getInput());
+      Operation *firstUse = firstUseInBlock(collective);
+      double hi = firstUse ? position.lookup(firstUse) : INFINITY;
       BucketKey key = keyOf(collective);
       Bucket &bucket = open[key];
+      // The operand is computed after a member's result is first used (an
+      // optimizer step between the gradients' reductions): its producers
+      // move up when they do not depend on the bucket.
+      if (!bucket.members.empty() && lo >= bucket.hi && hi > bucket.hi &&
+          hoistAbove(collective.getInput(), bucket))
+        lo = definitionPosition(collective.getInput());
       int64_t limit = pastFirst.contains(key) ? cap : firstCap;
       // An operand computed by a member would need the fused op's own result.
       bool feedsOnMember =
@@ -119,7 +130,10 @@ public:
       bucket.members.push_back(collective);
       bucket.bytes += *bytes;
       bucket.lo = std::max(bucket.lo, lo);
-      bucket.hi = std::min(bucket.hi, hi);
+      if (hi < bucket.hi) {
+        bucket.hi = hi;
+        bucket.firstUse = firstUse;
+      }
     }
     for (auto &entry : open)
       closed.push_back(std::move(entry.second));
@@ -192,9 +206,73 @@ private:
     return def ? block.findAncestorOpInBlock(*def) : nullptr;
   }
 
-  int definitionPosition(Value value) {
+  double definitionPosition(Value value) {
     Operation *def = definitionInBlock(value);
     return def ? position.lookup(def) : -1;
+  }
+
+  /// Moves the ops of this block that compute `value` and sit at or after
+  /// the bucket's first use to just before it, in order, if none of them
+  /// depends on a member, has memory effects or is a collective, and they
+  /// are few (a gradient's last elementwise steps, not a whole backward).
+  bool hoistAbove(Value value, Bucket &bucket) {
+    constexpr size_t kMaxOps = 64;
+    Operation *barrier = bucket.firstUse;
+    if (!barrier)
+      return false;
+    double limit = bucket.hi;
+    DenseSet<Operation *> members;
+    for (CollectiveOpInterface m : bucket.members)
+      members.insert(m);
+    SmallVector<Operation *> chain, worklist;
+    DenseSet<Operation *> seen;
+    auto visit = [&](Value v) -> bool {
+      Operation *def = definitionInBlock(v);
+      // Ops before the first use of a member's result use none (but the
+      // members' own results).
+      if (def && members.contains(def))
+        return false;
+      if (!def || position.lookup(def) < limit || !seen.insert(def).second)
+        return true;
+      if (isa<CollectiveOpInterface>(def) || !isMemoryEffectFree(def) ||
+          seen.size() > kMaxOps)
+        return false;
+      worklist.push_back(def);
+      return true;
+    };
+    if (!visit(value))
+      return false;
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      chain.push_back(op);
+      for (Value operand : op->getOperands())
+        if (!visit(operand))
+          return false;
+      bool ok = true;
+      op->walk([&](Operation *nested) {
+        if (nested == op)
+          return;
+        // Values the regions capture from outside count as operands.
+        for (Value operand : nested->getOperands())
+          if (!op->isAncestor(operand.getParentBlock()->getParentOp()))
+            ok = ok && visit(operand);
+      });
+      if (!ok)
+        return false;
+    }
+    if (chain.empty())
+      return false;
+    llvm::sort(chain, [&](Operation *a, Operation *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+    Operation *prev = barrier->getPrevNode();
+    double from = prev ? position.lookup(prev) : limit - 1;
+    double step = (limit - from) / (chain.size() + 1);
+    for (auto [i, op] : llvm::enumerate(chain)) {
+      op->moveBefore(barrier);
+      position[op] = from + step * (i + 1);
+    }
+    return true;
   }
 
   /// The first op of this block that uses `op`'s result (directly or in a
@@ -208,11 +286,6 @@ private:
         first = inBlock;
     }
     return first;
-  }
-
-  int firstUsePosition(Operation *op) {
-    Operation *first = firstUseInBlock(op);
-    return first ? position.lookup(first) : INT_MAX;
   }
 
   /// Rewrites a bucket into one collective; returns the last op it created,
@@ -419,7 +492,7 @@ private:
   Block &block;
   int64_t cap, firstCap;
   SymbolTableCollection &tables;
-  DenseMap<Operation *, int> position;
+  DenseMap<Operation *, double> position;
 };
 
 struct BucketCollectivesPass

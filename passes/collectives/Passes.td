@@ -51,7 +51,12 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
     buckets. A collective joins the current bucket of its kind when a
     position exists after the definitions of all the bucket's operands and
     before the first use of any of its results, and the bucket stays within
-    its cap; otherwise the bucket is closed and a new one started. As in
+    its cap; otherwise the bucket is closed and a new one started. When a
+    collective's operand is computed after the first use of a member's
+    result (an optimizer step between gradient reductions, as SGD with
+    momentum reduces each new momentum right before its update), the ops
+    computing it move above that use first, if they are few (at most 64),
+    free of memory effects, not collectives, and depend on no member. As in
     PyTorch DDP, the first bucket of each kind is small (`first-cap-bytes`,
     1 MiB), so the first collective starts early, and later ones hold up to
     `cap-bytes` (25 MiB). A member's size is its larger buffer (an

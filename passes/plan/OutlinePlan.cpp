@@ -290,7 +290,7 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   for (OpOperand &operand : ret->getOpOperands()) {
     Value v = operand.get();
-    if (!needsContiguousCopy(v))
+    if (!isPartOfBuffer(v))
       continue;
     auto type = cast<MemRefType>(v.getType());
     if (!type.hasStaticShape())

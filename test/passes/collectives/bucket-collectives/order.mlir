@@ -91,3 +91,51 @@ func.func @loop(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: index) -> (tensor<4xf3
   }
   return %ra, %r : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// An optimizer step between the reductions (SGD with momentum reduces the
+// new momentum, computed right before each parameter's update): the ops
+// computing the second operand depend on no member, so they move above the
+// first update and the two reductions share a bucket.
+spmd.mesh @dp2 ["dp"=2]
+
+// CHECK-LABEL: func.func @optimizer_between
+// CHECK-SAME: (%[[G1:[^:]*]]: tensor<4xf32>, %[[G2:[^:]*]]: tensor<4xf32>, %[[M2:[^:]*]]: tensor<4xf32>, %[[P1:[^:]*]]: tensor<4xf32>, %[[P2:[^:]*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[B2:.*]] = arith.mulf %[[M2]], %[[M2]]
+// CHECK-NEXT: %[[X2:.*]] = arith.addf %[[G2]], %[[B2]]
+// CHECK-NEXT: %[[CAT:.*]] = tensor.concat dim(0) %[[G1]], %[[X2]]
+// CHECK-NEXT: %[[R:.*]] = spmd.all_reduce %[[CAT]] on @dp2 ["dp"] sum : tensor<8xf32>
+// CHECK-NEXT: %[[R1:.*]] = tensor.extract_slice %[[R]][0] [4] [1]
+// CHECK-NEXT: %[[R2:.*]] = tensor.extract_slice %[[R]][4] [4] [1]
+// CHECK-NEXT: %[[N1:.*]] = arith.subf %[[P1]], %[[R1]]
+// CHECK-NEXT: %[[N2:.*]] = arith.subf %[[P2]], %[[R2]]
+// CHECK-NEXT: return %[[N1]], %[[N2]]
+func.func @optimizer_between(%g1: tensor<4xf32>, %g2: tensor<4xf32>, %m2: tensor<4xf32>,
+                             %p1: tensor<4xf32>, %p2: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r1 = spmd.all_reduce %g1 on @dp2 ["dp"] sum : tensor<4xf32>
+  %n1 = arith.subf %p1, %r1 : tensor<4xf32>
+  %b2 = arith.mulf %m2, %m2 : tensor<4xf32>
+  %x2 = arith.addf %g2, %b2 : tensor<4xf32>
+  %r2 = spmd.all_reduce %x2 on @dp2 ["dp"] sum : tensor<4xf32>
+  %n2 = arith.subf %p2, %r2 : tensor<4xf32>
+  return %n1, %n2 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The same with a collective among the producers: collectives never move
+// here, so the buckets stay apart.
+spmd.mesh @mesh ["dp"=2, "tp"=2]
+
+// CHECK-LABEL: func.func @collective_between
+// CHECK-COUNT-3: spmd.all_reduce
+// CHECK-NOT: tensor.concat
+func.func @collective_between(%g1: tensor<4xf32>, %g2: tensor<4xf32>, %p1: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %r1 = spmd.all_reduce %g1 on @mesh ["dp"] sum : tensor<4xf32>
+  %n1 = arith.subf %p1, %r1 : tensor<4xf32>
+  %t2 = spmd.all_reduce %g2 on @mesh ["tp"] max : tensor<4xf32>
+  %r2 = spmd.all_reduce %t2 on @mesh ["dp"] sum : tensor<4xf32>
+  return %n1, %r2 : tensor<4xf32>, tensor<4xf32>
+}
