@@ -108,6 +108,8 @@ def spmd(plan, size, tmp):
 
 
 def fmt(result):
+    if "skipped" in result:
+        return "skipped (" + result["skipped"] + ")"
     if "error" in result:
         return "fails: " + result["error"]
     t = totals(result["phases"])
@@ -137,7 +139,7 @@ def main():
                     row[part] = peer([jax_py, os.path.join(
                         HERE, "jax_peer.py"), "--plan", plan, "--size", size,
                         "--partitioner", part]) if jax_py else {
-                            "error": "--no-jax"}
+                            "skipped": "--no-jax"}
                 row["spmd"] = spmd(plan, size, tmp)
                 results.append(row)
                 print(f"{size} {plan}: done", file=sys.stderr)
