@@ -293,13 +293,25 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
     if (!isPartOfBuffer(v))
       continue;
     auto type = cast<MemRefType>(v.getType());
-    if (!type.hasStaticShape())
-      return ret->emitOpError()
-             << "returns a view with a dynamic size (" << type << ")";
+    // Copy from the view itself: the cast bufferization put before the
+    // return (strided -> identity layout) is left unused.
+    while (auto castOp = v.getDefiningOp<memref::CastOp>())
+      v = castOp.getSource();
     rewriter.setInsertionPoint(ret);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
+      Value size = resolveDim(rewriter, ret->getLoc(), v, d);
+      if (!size)
+        return ret->emitOpError()
+               << "returns a view whose dim " << d
+               << " has a size the plan cannot evaluate (" << type << ")";
+      sizes.push_back(size);
+    }
     Value buffer = memref::AllocOp::create(
         rewriter, ret->getLoc(),
-        MemRefType::get(type.getShape(), type.getElementType()));
+        MemRefType::get(type.getShape(), type.getElementType()), sizes);
     linalg::CopyOp::create(rewriter, ret->getLoc(), v, buffer);
     operand.set(buffer);
   }
@@ -402,6 +414,11 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
       // A view cast to a plain buffer (e.g. a returned slice): materialize
       // it with a copy kernel into a buffer of its own.
       if (auto castOp = dyn_cast<memref::CastOp>(op)) {
+        // A returned view's cast, now that the result is copied out.
+        if (castOp.use_empty()) {
+          rewriter.eraseOp(castOp);
+          continue;
+        }
         auto type = dyn_cast<MemRefType>(castOp.getType());
         if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape())
           return op->emitOpError() << "cannot be placed in a plan schedule";

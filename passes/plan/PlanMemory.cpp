@@ -65,8 +65,8 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       byAlloc[b.alloc] = &b;
     auto root = [](Value v) -> Operation * {
       while (Operation *def = v.getDefiningOp()) {
-        if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
-                 memref::CastOp>(def))
+        if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
+                 memref::SubViewOp>(def))
           return def;
         v = def->getOperand(0);
       }
@@ -139,8 +139,10 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
           if (user->getBlock() != &body)
             return user->emitOpError()
                    << "uses a plan buffer in a nested region";
+          // Views (a slice of a bucketed collective's buffer a GEMM reads
+          // included) keep the buffer live for their users.
           if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
-                  memref::CastOp>(user))
+                  memref::CastOp, memref::SubViewOp>(user))
             values.push_back(user->getResult(0));
           // Results stay live to the end: the runtime reads them afterwards.
           interval.last = std::max(

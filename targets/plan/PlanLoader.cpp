@@ -263,6 +263,36 @@ struct ScheduleBuilder {
       base->shape.assign(type.getShape().begin(), type.getShape().end());
       return base;
     }
+    // A contiguous static slice of an arena buffer (a member of a bucketed
+    // collective a GEMM reads) is the arena at a larger offset.
+    if (auto sub = value.getDefiningOp<memref::SubViewOp>()) {
+      auto type = cast<MemRefType>(sub.getType());
+      auto sourceType = cast<MemRefType>(sub.getSource().getType());
+      int64_t offset = 0;
+      SmallVector<int64_t> strides;
+      if (sourceType.getLayout().isIdentity() && type.hasStaticShape() &&
+          succeeded(type.getStridesAndOffset(strides, offset)) &&
+          !ShapedType::isDynamic(offset)) {
+        bool contiguous = true;
+        int64_t expected = 1;
+        for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+          if (type.getDimSize(d) != 1 && strides[d] != expected)
+            contiguous = false;
+          expected *= type.getDimSize(d);
+        }
+        FailureOr<plan::BufferRef> base = ref(user, sub.getSource());
+        if (failed(base))
+          return failure();
+        if (contiguous && base->where == plan::BufferRef::Where::Arena) {
+          base->index += offset * static_cast<int64_t>(dtypeSize(base->type));
+          base->shape.assign(type.getShape().begin(), type.getShape().end());
+          return base;
+        }
+      }
+      return fail(user, "reads a strided or runtime-sized slice of a buffer; "
+                        "a plan step takes whole buffers or contiguous "
+                        "slices of the arena");
+    }
     auto type = dyn_cast<MemRefType>(value.getType());
     if (!type || !type.getLayout().isIdentity())
       return fail(user, "needs identity-layout memref buffers");
@@ -362,7 +392,7 @@ struct ScheduleBuilder {
       plan::Step step;
       if (isa<PlanBufferOp, PlanChunkSizeOp, LocalSizeOp, LocalOffsetOp,
               memref::DimOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-              memref::CastOp, arith::ConstantOp>(op))
+              memref::CastOp, memref::SubViewOp, arith::ConstantOp>(op))
         continue;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
