@@ -336,10 +336,8 @@ private:
     SmallVector<Value> results;
     if (auto reduce = dyn_cast<AllReduceOp>(first))
       results = fuseAllReduces(builder, loc, bucket, reduce);
-    else if (auto scatter = dyn_cast<ReduceScatterOp>(first))
-      results = fuseReduceScatters(builder, loc, bucket, scatter);
     else
-      results = fuseAllGathers(builder, loc, bucket, cast<AllGatherOp>(first));
+      results = fuseRows(builder, loc, bucket);
     for (auto [member, result] : llvm::zip(bucket.members, results)) {
       // Discardable attributes (e.g. a layout) describe the member's result.
       for (NamedAttribute attr : member->getDiscardableAttrs())
@@ -366,45 +364,39 @@ private:
     return sliceMembers(builder, bucket, fused, /*rows=*/1);
   }
 
-  /// reduce_scatter over k ranks of inputs whose scattered dim has only unit
-  /// dims before it: each input, row-major, is k contiguous chunks, so it is
-  /// viewed as [k, n/k]; the views are concatenated along dim 1 and
-  /// reduce-scattered along dim 0, and rank r's row holds every member's
-  /// chunk r side by side.
-  SmallVector<Value> fuseReduceScatters(OpBuilder &builder, Location loc,
-                                        Bucket &bucket, ReduceScatterOp first) {
+  /// reduce_scatter and all_gather over k ranks, along a dim with only unit
+  /// dims before it, so a tensor row-major is its k chunks one after the
+  /// other. reduce_scatter: each input viewed as [k, n/k], the views
+  /// concatenated along dim 1 and reduce-scattered along dim 0: rank r's row
+  /// holds every member's chunk r side by side. all_gather: each input
+  /// viewed as [1, n], concatenated along dim 1 and gathered along dim 0
+  /// into [k, total]: member i's columns [k, n_i] are, row-major, its
+  /// gathered result.
+  SmallVector<Value> fuseRows(OpBuilder &builder, Location loc,
+                              Bucket &bucket) {
+    CollectiveOpInterface first = bucket.members.front();
+    bool gather = isa<AllGatherOp>(first);
     int64_t k = groupSize(first);
     SmallVector<Value> rows;
     for (CollectiveOpInterface member : bucket.members)
-      rows.push_back(reshape(builder, loc, member.getInput(), {k, -1}));
+      rows.push_back(
+          reshape(builder, loc, member.getInput(), {gather ? 1 : k, -1}));
     Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
     auto concatType = cast<RankedTensorType>(concat.getType());
-    auto resultType = RankedTensorType::get({1, concatType.getDimSize(1)},
-                                            concatType.getElementType());
-    auto fused = ReduceScatterOp::create(
-        builder, loc, resultType, concat, first.getMeshAttr(),
-        first.getMeshAxes(), builder.getI64IntegerAttr(0), first.getKindAttr());
-    return sliceMembers(builder, bucket, fused, /*rows=*/1);
-  }
-
-  /// all_gather over k ranks along a dim with only unit dims before it: the
-  /// result, row-major, is the k inputs one after the other. The flat inputs
-  /// are concatenated and gathered as [k, total]; member i's columns,
-  /// [k, n_i], are its gathered result row-major.
-  SmallVector<Value> fuseAllGathers(OpBuilder &builder, Location loc,
-                                    Bucket &bucket, AllGatherOp first) {
-    int64_t k = groupSize(first);
-    SmallVector<Value> rows;
-    for (CollectiveOpInterface member : bucket.members)
-      rows.push_back(reshape(builder, loc, member.getInput(), {1, -1}));
-    Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
-    auto concatType = cast<RankedTensorType>(concat.getType());
-    auto resultType = RankedTensorType::get({k, concatType.getDimSize(1)},
-                                            concatType.getElementType());
-    auto fused = AllGatherOp::create(builder, loc, resultType, concat,
-                                     first.getMeshAttr(), first.getMeshAxes(),
-                                     builder.getI64IntegerAttr(0));
-    return sliceMembers(builder, bucket, fused, /*rows=*/k);
+    auto resultType =
+        RankedTensorType::get({gather ? k : 1, concatType.getDimSize(1)},
+                              concatType.getElementType());
+    Value fused;
+    if (gather)
+      fused = AllGatherOp::create(builder, loc, resultType, concat,
+                                  first.getMeshAttr(), first.getMeshAxes(),
+                                  builder.getI64IntegerAttr(0));
+    else
+      fused = ReduceScatterOp::create(
+          builder, loc, resultType, concat, first.getMeshAttr(),
+          first.getMeshAxes(), builder.getI64IntegerAttr(0),
+          cast<ReduceScatterOp>(first.getOperation()).getKindAttr());
+    return sliceMembers(builder, bucket, fused, /*rows=*/gather ? k : 1);
   }
 
   /// Member i's part of a fused result of shape [N] (rows = 1, all_reduce),

@@ -276,6 +276,29 @@ bool needsContiguousCopy(Value v) {
   return !type.getLayout().isIdentity() || (def && isKernelView(def));
 }
 
+/// A buffer of its own for view `v`, allocated before `anchor`: `v`'s
+/// shape, its dynamic dims the view's rank-dependent sizes (an uneven
+/// shard's rows). Fails with an error at `anchor` when such a size is not
+/// one the plan evaluates; `what` says what `anchor` does with the view.
+FailureOr<Value> plainBufferFor(IRRewriter &rewriter, Operation *anchor,
+                                Value v, StringRef what) {
+  auto type = cast<MemRefType>(v.getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    Value size = resolveDim(rewriter, anchor->getLoc(), v, d);
+    if (!size)
+      return anchor->emitOpError()
+             << what << " a view whose dim " << d
+             << " has a size the plan cannot evaluate (" << type << ")";
+    sizes.push_back(size);
+  }
+  return Value(memref::AllocOp::create(
+      rewriter, anchor->getLoc(),
+      MemRefType::get(type.getShape(), type.getElementType()), sizes));
+}
+
 /// Steps read and write whole contiguous buffers: a view operand of a
 /// collective (or of the local partial_from_replicated) is copied into a
 /// buffer of its own before the step (its input) or copied back after it
@@ -292,28 +315,16 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
     Value v = operand.get();
     if (!isPartOfBuffer(v))
       continue;
-    auto type = cast<MemRefType>(v.getType());
     // Copy from the view itself: the cast bufferization put before the
     // return (strided -> identity layout) is left unused.
     while (auto castOp = v.getDefiningOp<memref::CastOp>())
       v = castOp.getSource();
     rewriter.setInsertionPoint(ret);
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (!type.isDynamicDim(d))
-        continue;
-      Value size = resolveDim(rewriter, ret->getLoc(), v, d);
-      if (!size)
-        return ret->emitOpError()
-               << "returns a view whose dim " << d
-               << " has a size the plan cannot evaluate (" << type << ")";
-      sizes.push_back(size);
-    }
-    Value buffer = memref::AllocOp::create(
-        rewriter, ret->getLoc(),
-        MemRefType::get(type.getShape(), type.getElementType()), sizes);
-    linalg::CopyOp::create(rewriter, ret->getLoc(), v, buffer);
-    operand.set(buffer);
+    FailureOr<Value> buffer = plainBufferFor(rewriter, ret, v, "returns");
+    if (failed(buffer))
+      return failure();
+    linalg::CopyOp::create(rewriter, ret->getLoc(), v, *buffer);
+    operand.set(*buffer);
   }
   for (Operation *op : steps) {
     // Every such step is (input, output); an in-place one names one buffer
@@ -322,23 +333,12 @@ LogicalResult materializeStepViews(Block &body, IRRewriter &rewriter) {
       Value v = operand.get();
       if (!needsContiguousCopy(v))
         continue;
-      auto type = cast<MemRefType>(v.getType());
       rewriter.setInsertionPoint(op);
-      SmallVector<Value> sizes;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        if (!type.isDynamicDim(d))
-          continue;
-        // An uneven shard's rows: the rank-dependent size of the view.
-        Value size = resolveDim(rewriter, op->getLoc(), v, d);
-        if (!size)
-          return op->emitOpError()
-                 << "reads or writes a strided view whose dim " << d
-                 << " has a size the plan cannot evaluate (" << type << ")";
-        sizes.push_back(size);
-      }
-      auto plain = MemRefType::get(type.getShape(), type.getElementType());
-      Value buffer =
-          memref::AllocOp::create(rewriter, op->getLoc(), plain, sizes);
+      FailureOr<Value> plain =
+          plainBufferFor(rewriter, op, v, "reads or writes");
+      if (failed(plain))
+        return failure();
+      Value buffer = *plain;
       if (operand.getOperandNumber() == 0) {
         linalg::CopyOp::create(rewriter, op->getLoc(), v, buffer);
       } else {
