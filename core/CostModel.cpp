@@ -74,3 +74,36 @@ double spmd::reshardCost(const Mesh &mesh, const Layout &from, const Layout &to,
                         axisGroupBytes(mesh, from, a, globalBytes), p, a);
   return cost;
 }
+
+double DeviceProfile::computeTime(double flops, double bytes,
+                                  unsigned bits) const {
+  double rate = bits <= 16 ? flops16 : flops32;
+  double t = 0;
+  if (rate > 0)
+    t = flops / rate;
+  if (memBandwidth > 0)
+    t = std::max(t, bytes / memBandwidth);
+  return t;
+}
+
+std::optional<DeviceProfile> spmd::deviceProfile(std::string_view name) {
+  DeviceProfile p;
+  p.name = std::string(name);
+  if (name == "h100") {
+    p.flops32 = 67e12;
+    p.flops16 = 989e12;
+    p.memBandwidth = 3.35e12;
+    p.comm.alpha = 10e-6;
+    p.comm.beta = 1.0 / 370e9;
+    return p;
+  }
+  if (name == "cpu") {
+    p.flops32 = 50e9;
+    p.flops16 = 50e9;
+    p.memBandwidth = 10e9;
+    p.comm.alpha = 5e-6;
+    p.comm.beta = 1.0 / 5e9;
+    return p;
+  }
+  return std::nullopt;
+}

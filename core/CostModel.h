@@ -32,6 +32,9 @@
 #include "core/Layout.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace spmd {
@@ -69,6 +72,34 @@ double axisReshardCost(const Placement &from, const Placement &to, int64_t k,
 /// `layout`: the global size divided by the shards of every other axis.
 double axisGroupBytes(const Mesh &mesh, const Layout &layout, int64_t axis,
                       double globalBytes);
+
+/// What one device computes and moves per second: the roofline of a local
+/// op (its flops at the rate of its element width, its bytes at the memory
+/// bandwidth) and the links between devices. Propagation weighs a choice's
+/// communication against the compute it saves or repeats on every rank
+/// (computing a contraction replicated instead of one all_reduce of its
+/// partial result), so the two must be in the same unit.
+struct DeviceProfile {
+  std::string name;
+  /// Flop/s of elements wider than 16 bits (f32 without TF32).
+  double flops32 = 0;
+  /// Flop/s of 16-bit and narrower elements (tensor cores).
+  double flops16 = 0;
+  /// Bytes/s between the device and its memory.
+  double memBandwidth = 0;
+  CommCostParams comm;
+
+  /// Seconds for `flops` flops on elements `bits` wide that read and write
+  /// `bytes` bytes: the slower of the two (roofline).
+  double computeTime(double flops, double bytes, unsigned bits) const;
+};
+
+/// The named profiles: "h100" (an H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s
+/// bf16, 3.35 TB/s HBM, NVLink at ~370 GB/s bus bandwidth per GPU for NCCL
+/// rings, 10 us per collective) and "cpu" (a few x86 cores with simulated
+/// ranks: ~50 GFLOP/s, 10 GB/s memory, in-process collectives at ~5 GB/s,
+/// 5 us each). Nullopt for another name.
+std::optional<DeviceProfile> deviceProfile(std::string_view name);
 
 /// Total cost of changing `from` into `to` for a tensor of `globalBytes`
 /// bytes: the sum over axes that change (each costed with `from`'s sharding

@@ -38,6 +38,7 @@ static void
 buildPartitionPipelineWith(OpPassManager &pm,
                            const PartitionPipelineOptions &options) {
   pm.addPass(spmd::createSPMDExpandRandom());
+  pm.addNestedPass<func::FuncOp>(spmd::createSPMDDeferScales());
   pm.addNestedPass<func::FuncOp>(spmd::createSPMDFoldReshapes());
   spmd::SPMDPropagateOptions propagate;
   propagate.explain = options.explain;

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -59,6 +60,35 @@ spmd::Dep spmd::dependence(Value v, const llvm::DenseSet<Value> &terms,
     return it->second;
   Operation *def = v.getDefiningOp();
   Dep result = Dep::Const;
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(def);
+      select && def->getBlock() == body) {
+    // A mask: select(c, t, f) with c the same on every rank picks a term or
+    // a constant. For sum/avg the constant must be zero (a zero term); for
+    // max/min any constant commutes with the reduction.
+    auto branch = [&](Value b) {
+      Dep d = dependence(b, terms, body, kind, memo);
+      if (d != Dep::Const)
+        return d;
+      bool zero = matchPattern(b, m_AnyZeroFloat()) || matchPattern(b, m_Zero());
+      return kind == ReduceKind::Max || kind == ReduceKind::Min || zero
+                 ? Dep::Term
+                 : Dep::Bad;
+    };
+    Dep cond = dependence(select.getCondition(), terms, body, kind, memo);
+    Dep t = dependence(select.getTrueValue(), terms, body, kind, memo);
+    Dep f = dependence(select.getFalseValue(), terms, body, kind, memo);
+    if (cond != Dep::Const)
+      result = Dep::Bad;
+    else if (t == Dep::Const && f == Dep::Const)
+      result = Dep::Const;
+    else if (branch(select.getTrueValue()) == Dep::Term &&
+             branch(select.getFalseValue()) == Dep::Term)
+      result = Dep::Term;
+    else
+      result = Dep::Bad;
+    memo[v] = result;
+    return result;
+  }
   if (def && def->getBlock() == body) {
     SmallVector<Dep> deps;
     for (Value operand : def->getOperands())

@@ -9,8 +9,9 @@
 // depend on the operands that are partial on the axis, `Term` when it is a
 // valid partial term of the result (linear in them for sum/avg: sums of
 // terms, terms scaled by or divided by something the same on every rank,
-// negated, converted; monotone for max/min: max/min of terms, a term plus or
-// minus something the same on every rank, converted), and `Bad` when it
+// negated, converted, masked: select(c, term, 0) with c the same on every
+// rank; monotone for max/min: max/min of terms, a term plus or minus
+// something the same on every rank, converted, masked), and `Bad` when it
 // mixes them in any other way.
 //
 //===----------------------------------------------------------------------===//

@@ -34,6 +34,29 @@ def SPMDExpandRandom : Pass<"spmd-expand-random", "mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def SPMDDeferScales : Pass<"spmd-defer-scales", "mlir::func::FuncOp"> {
+  let summary = "compute a backward from an unscaled seed and scale its "
+                "results where they are consumed";
+  let description = [{
+    A mean loss divides by a count computed from the batch (cross-entropy's
+    non-ignored targets); under data parallelism that count is a partial
+    sum, so every gradient would wait for its all_reduce. For each 0-d
+    f32/f64 value computed from a reduction whose linear uses reach a
+    contraction (a backward's seed), the values computed linearly from it
+    (rules/Linearity; zero inits, reshapes, transposes, slices and
+    concatenations included) are computed from 1 instead, and each of them
+    read by an op that is not linear in it (an optimizer, a returned value)
+    is multiplied by the value right before that op. The results are the
+    same up to rounding. spmd-dedup-collectives then moves such a scale out
+    of the gradients' reductions, which no longer wait for the count and
+    share its bucket. 16-bit closures are left alone (a summed loss's
+    gradients can overflow f16).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
   let summary = "fold tensor reshapes into linalg ops by expanding their "
                 "iteration space, so that shardings of the expanded dims "
@@ -73,7 +96,12 @@ def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
     result attribute. Layouts come from a factor model of each op (linalg ops
     from their indexing maps and iterator types, explicit rules for tensor,
     arith and math ops), propagated forward and backward to a fixpoint;
-    conflicts are resolved by an alpha-beta communication cost model. Where a
+    conflicts are resolved by cost: an alpha-beta communication model plus
+    the compute each choice leaves on every rank, under a device profile
+    (`device`; a contraction is computed replicated only when gathering its
+    operands costs less than reducing its partial result plus the work it
+    repeats; a partial product summed with others before its reduction pays
+    its share of it). Where a
     consumer needs another layout than its producer gives, an `spmd.constrain`
     is inserted, so that afterwards layouts change only at constrains. User
     annotations are never overridden. An op without a rule is computed
@@ -85,6 +113,11 @@ def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
            "emit a remark at every inserted spmd.constrain saying which op "
            "or annotation needs it, and record it in the constrain's "
            "`reason` attribute">,
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device profile of the cost model (h100, cpu): link speed and "
+           "latency of collectives, and the compute a choice saves or "
+           "repeats (a contraction computed replicated instead of reducing "
+           "its partial result)">,
   ];
 }
 

@@ -143,8 +143,10 @@ static OpKind classify(Operation *op, std::optional<ShardingRule> &rule) {
 class FunctionPropagation {
 public:
   FunctionPropagation(func::FuncOp fn, FlatSymbolRefAttr meshRef,
-                      const Mesh &mesh, bool explain)
-      : fn(fn), meshRef(meshRef), mesh(mesh), explain(explain) {}
+                      const Mesh &mesh, const ::spmd::DeviceProfile &profile,
+                      bool explain)
+      : fn(fn), meshRef(meshRef), mesh(mesh), explain(explain),
+        profile(profile), costParams(profile.comm) {}
 
   LogicalResult run();
 
@@ -215,7 +217,11 @@ private:
     SmallVector<bool> pinned;
     SmallVector<unsigned> users;
     SmallVector<Type> types;
-    SlotInfo info() const { return {known, bytes, pinned, users, types}; }
+    SmallVector<double> share;
+    double work = 0;
+    SlotInfo info() const {
+      return {known, bytes, pinned, users, types, share, work};
+    }
   };
   /// Fills `in` for `op`: `layoutOf(v, isResult)` gives a tensor slot's
   /// known placements, `isPartial(v)` whether an operand is partial (its
@@ -230,6 +236,8 @@ private:
     in.pinned.assign(numSlots, false);
     in.users.assign(numSlots, 1);
     in.types.assign(numSlots, Type());
+    in.share.assign(numSlots, 1.0);
+    in.work = workOf(op);
     for (unsigned s = 0; s < numSlots; ++s) {
       Value v = slotValue(op, s);
       bool isResult = rule.isResult(s);
@@ -242,7 +250,21 @@ private:
       in.storage[s] = layoutOf(v, isResult);
       in.known[s] = &in.storage[s];
       in.bytes[s] = movedBytes(v, isResult);
+      if (isResult)
+        in.share[s] = shareOf(v);
     }
+  }
+  double workOf(Operation *op) {
+    auto [it, inserted] = works.try_emplace(op, 0.0);
+    if (inserted)
+      it->second = opWork(op, profile);
+    return it->second;
+  }
+  double shareOf(Value v) {
+    auto [it, inserted] = shares.try_emplace(v, 1.0);
+    if (inserted)
+      it->second = resultShare(v);
+    return it->second;
   }
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
@@ -269,7 +291,10 @@ private:
   FlatSymbolRefAttr meshRef;
   Mesh mesh;
   bool explain;
+  ::spmd::DeviceProfile profile;
   CommCostParams costParams;
+  DenseMap<Operation *, double> works;
+  DenseMap<Value, double> shares;
   DenseMap<Value, PartialLayout> layouts;
   DenseMap<Operation *, OpKind> kinds;
   DenseMap<Operation *, ShardingRule> rules;
@@ -643,8 +668,13 @@ LogicalResult FunctionPropagation::run() {
             fn.getArgAttrOfType<LayoutAttr>(arg.getArgNumber(), layoutName))
       setKnown(arg, l.toLayout());
   for (Operation &op : fn.getBody().front()) {
+    // A constrain's result has its layout: users see it from the start.
+    if (auto constrain = dyn_cast<::spmd::ConstrainOp>(op)) {
+      setKnown(constrain.getResult(), constrain.getLayout().toLayout());
+      continue;
+    }
     Attribute a = op.getAttr(layoutName);
-    if (!a || isa<::spmd::ConstrainOp>(op))
+    if (!a)
       continue;
     SmallVector<LayoutAttr> ls;
     if (auto single = dyn_cast<LayoutAttr>(a))
@@ -727,6 +757,14 @@ struct SPMDPropagatePass
   }
 
   void runOnOperation() override {
+    std::optional<::spmd::DeviceProfile> profile =
+        ::spmd::deviceProfile(device);
+    if (!profile) {
+      getOperation().emitError()
+          << "spmd-propagate: unknown device '" << device
+          << "' (known: h100, cpu)";
+      return signalPassFailure();
+    }
     bool failed = false;
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
@@ -751,7 +789,7 @@ struct SPMDPropagatePass
         continue;
       }
       FunctionPropagation propagation(fn, meshes[0].first, meshOp.toMesh(),
-                                      explain);
+                                      *profile, explain);
       if (mlir::failed(propagation.run()))
         failed = true;
     }

@@ -2,6 +2,9 @@
 
 #include "passes/propagation/PropagateChoice.h"
 
+#include "rules/Linearity.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -44,6 +47,90 @@ double spmd::propagation::movedBytes(Value v, bool isResult) {
   if (!isResult && v.getDefiningOp<tensor::EmptyOp>())
     return 0;
   return globalBytes(v.getType());
+}
+
+double spmd::propagation::opWork(Operation *op, const DeviceProfile &profile) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics())
+    return 0;
+  double iterations = 1;
+  for (int64_t range : linalgOp.getStaticLoopRanges())
+    iterations *= ShapedType::isDynamic(range) ? 1024.0 : double(range);
+  double payloadOps = 0;
+  if (Block *body = linalgOp.getBlock())
+    payloadOps = double(body->getOperations().size()) - 1; // not the yield
+  double bytes = 0;
+  unsigned bits = 32;
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto type = dyn_cast<RankedTensorType>(v.getType())) {
+      bytes += globalBytes(type);
+      if (type.getElementType().isIntOrFloat())
+        bits = type.getElementType().getIntOrFloatBitWidth();
+    }
+  return profile.computeTime(iterations * std::max(1.0, payloadOps), bytes,
+                             bits);
+}
+
+/// Is `op` an elementwise op whose result is a sum of its tensor inputs (or
+/// of terms linear in them), so that partial inputs give a partial result?
+static bool isLinearSum(Operation *op) {
+  SmallVector<unsigned> inputs;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    if (linalgOp.getNumReductionLoops() != 0)
+      return false;
+    for (OpOperand *input : linalgOp.getDpsInputOperands())
+      if (isa<RankedTensorType>(input->get().getType()))
+        inputs.push_back(input->getOperandNumber());
+  } else if (op->getNumResults() == 1 &&
+             OpTrait::hasElementwiseMappableTraits(op)) {
+    for (OpOperand &operand : op->getOpOperands())
+      inputs.push_back(operand.getOperandNumber());
+  }
+  if (inputs.size() < 2)
+    return false;
+  std::optional<SmallVector<Dep>> deps =
+      resultDependence(op, inputs, ReduceKind::Sum);
+  return deps && deps->size() == 1 && (*deps)[0] == Dep::Term;
+}
+
+/// Contractions summed into `v` by linear sums (see resultShare), visiting
+/// at most `budget` ops (a residual stream is a long chain of sums).
+static double summedContractions(Value v, DenseMap<Value, double> &memo,
+                                 int &budget) {
+  auto it = memo.find(v);
+  if (it != memo.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  double n = 0;
+  if (def && budget-- > 0) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+    if (linalgOp && linalgOp.getNumReductionLoops() != 0) {
+      n = 1;
+    } else if (isLinearSum(def)) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+      // A term read elsewhere too (a residual stream read by the next
+      // norm) is reduced for that reader, not as part of this sum.
+      for (OpOperand &operand : def->getOpOperands())
+        if ((!dps || !dps.isDpsInit(&operand)) && operand.get().hasOneUse())
+          n += summedContractions(operand.get(), memo, budget);
+    }
+  }
+  memo[v] = n;
+  return n;
+}
+
+double spmd::propagation::resultShare(Value v) {
+  // Up to the value the sum ends in: while the only user sums it.
+  Value root = v;
+  for (int depth = 0; depth < 16 && root.hasOneUse(); ++depth) {
+    Operation *user = *root.user_begin();
+    if (user->getNumResults() != 1 || !isLinearSum(user))
+      break;
+    root = user->getResult(0);
+  }
+  DenseMap<Value, double> memo;
+  int budget = 64;
+  return std::max(1.0, summedContractions(root, memo, budget));
 }
 
 SmallVector<AxisChoice>
@@ -90,7 +177,12 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
     add({});
     // Cost of each candidate: operands known -> needed, results made ->
     // known. Bytes are as the group of this axis sees the value.
-    double bestCost = 0;
+    // The op's compute left on each rank after the axes decided before.
+    double work = slots.work;
+    for (auto [b, c] : llvm::enumerate(choices))
+      if (c.kind == AxisChoice::Kind::Shard)
+        work /= double(mesh.axisSizes[b]);
+    double bestCost = 0, bestComm = 0;
     int best = -1;
     for (auto [i, c] : llvm::enumerate(candidates)) {
       double cost = 0;
@@ -109,11 +201,14 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
           // now so that a partial moves on only while it stays no more
           // expensive to reduce than the operand it came from.
           // A dynamic result's size is a guess: no lookahead there.
+          // Summed with other partial products first, it is reduced once
+          // for all of them: this one pays its share.
           if (rule.isResult(s) && need.isPartial() && bytes[s] != 0 &&
               cast<RankedTensorType>(slotTypes[s]).hasStaticShape())
             cost += ::spmd::axisReshardCost(need, Placement::replicate(),
                                             mesh.axisSizes[a], groupBytes,
-                                            costParams);
+                                            costParams) /
+                    (s < slots.share.size() ? slots.share[s] : 1.0);
           continue;
         }
         Placement have = *(*known[s])[a];
@@ -137,14 +232,23 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
           c /= double(users[s]);
         cost += c;
       }
+      // Communication first; then the compute this choice leaves on every
+      // rank (a split factor divides it, replication and partial terms do
+      // not), so a contraction is not computed replicated to save a
+      // reduction that costs less than the work it repeats.
+      double comm = cost;
+      cost += c.kind == AxisChoice::Kind::Shard
+                  ? work / double(mesh.axisSizes[a])
+                  : work;
       if (best < 0 || cost < bestCost * (1 - 1e-9)) {
         best = i;
         bestCost = cost;
+        bestComm = comm;
       }
     }
     choices.push_back(candidates[best]);
     if (totalCost)
-      *totalCost += bestCost;
+      *totalCost += bestComm;
   }
   return choices;
 }

@@ -53,13 +53,33 @@ struct SlotInfo {
   /// Number of users sharing the reduction of a partial operand.
   llvm::ArrayRef<unsigned> users;
   llvm::ArrayRef<mlir::Type> types;
+  /// Per result slot: how many partial terms are summed into the value
+  /// before it is reduced (resultShare()); its reduction is charged in part.
+  llvm::ArrayRef<double> share;
+  /// Seconds the whole op takes on one device (opWork()); a choice that
+  /// splits a factor on an axis of k devices saves (k-1)/k of it on every
+  /// rank.
+  double work = 0;
 };
+
+/// Seconds `op` takes, unpartitioned, on one device of `profile`: the
+/// roofline of a linalg op's flops (iterations times payload ops) and the
+/// bytes of its operands and results; 0 for other ops (views, reshapes).
+double opWork(mlir::Operation *op, const DeviceProfile &profile);
+
+/// For a value an op may make partial: the number of contractions whose
+/// partial results are summed (by ops linear in them) into the value that is
+/// eventually reduced, `v` among them (at least 1). Backward's input
+/// gradient of attention, dq·Wq + dk·Wk + dv·Wv, is reduced once for the
+/// three products, so each product pays a third of that reduction.
+double resultShare(mlir::Value v);
 
 /// The cheapest choice per mesh axis for an op with `rule`: candidates are
 /// the choices implied by known placements (Shard of the factor of each
 /// S(d), Partial alternatives for each P) plus None, costed with
 /// CostModel.h (ties: the first, None last). `totalCost`, if given, gets
-/// the sum of the chosen costs.
+/// the sum of the chosen costs' communication (compute is not counted
+/// there: an op whose choice moves nothing is free to propagate).
 llvm::SmallVector<AxisChoice> decide(const ShardingRule &rule, const Mesh &mesh,
                                      const CommCostParams &params,
                                      const SlotInfo &slots,

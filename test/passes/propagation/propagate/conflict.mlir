@@ -6,24 +6,24 @@
 
 spmd.mesh @tp ["tp"=4]
 
-// a (1024x1024) is S(1) = split contraction dim; b (1024x8) is S(1) = split
+// a (4096x4096) is S(1) = split contraction dim; b (4096x8) is S(1) = split
 // output column. Splitting the contraction needs b S(1) -> S(0) (all_to_all
-// of 32 KiB); splitting the columns needs a gathered (4 MiB).
+// of 128 KiB); splitting the columns needs a gathered (64 MiB).
 // CHECK-LABEL: func.func @big_first
 // With explain, the reason is also kept on the constrain for spmd-partition.
-// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [S(0)]> : tensor<1024x8xf32> {reason = "reshard from #spmd.layout<@tp, [S(1)]> to #spmd.layout<@tp, [S(0)]> for operand 1 of 'linalg.matmul'"}
+// CHECK: %[[B:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [S(0)]> : tensor<4096x8xf32> {reason = "reshard from #spmd.layout<@tp, [S(1)]> to #spmd.layout<@tp, [S(0)]> for operand 1 of 'linalg.matmul'"}
 // CHECK-NOT: spmd.constrain
 // CHECK: linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>} ins(%arg0, %[[B]] :
-func.func @big_first(%a: tensor<1024x1024xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
-                     %b: tensor<1024x8xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>})
-    -> tensor<1024x8xf32> {
+func.func @big_first(%a: tensor<4096x4096xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>},
+                     %b: tensor<4096x8xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>})
+    -> tensor<4096x8xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1024x8xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1024x8xf32>) -> tensor<1024x8xf32>
+  %e = tensor.empty() : tensor<4096x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096x8xf32>) -> tensor<4096x8xf32>
   // expected-remark @below {{reshard from #spmd.layout<@tp, [S(1)]> to #spmd.layout<@tp, [S(0)]> for operand 1 of 'linalg.matmul'}}
-  %c = linalg.matmul ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x8xf32>)
-                     outs(%f : tensor<1024x8xf32>) -> tensor<1024x8xf32>
-  return %c : tensor<1024x8xf32>
+  %c = linalg.matmul ins(%a, %b : tensor<4096x4096xf32>, tensor<4096x8xf32>)
+                     outs(%f : tensor<4096x8xf32>) -> tensor<4096x8xf32>
+  return %c : tensor<4096x8xf32>
 }
 
 // -----
@@ -34,19 +34,19 @@ spmd.mesh @tp ["tp"=4]
 // the result) would need the big operand gathered; the cost model instead
 // moves the small one to S(1) and splits the contraction.
 // CHECK-LABEL: func.func @small_first
-// CHECK: %[[S:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [S(1)]> : tensor<8x1024xf32>
+// CHECK: %[[S:.*]] = spmd.constrain %arg0 to #spmd.layout<@tp, [S(1)]> : tensor<8x4096xf32>
 // CHECK-NOT: spmd.constrain
 // CHECK: linalg.matmul {spmd.layout = #spmd.layout<@tp, [P(sum)]>} ins(%[[S]], %arg1 :
-func.func @small_first(%s: tensor<8x1024xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
-                       %a: tensor<1024x1024xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
-    -> tensor<8x1024xf32> {
+func.func @small_first(%s: tensor<8x4096xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
+                       %a: tensor<4096x4096xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>})
+    -> tensor<8x4096xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x1024xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x1024xf32>) -> tensor<8x1024xf32>
+  %e = tensor.empty() : tensor<8x4096xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4096xf32>) -> tensor<8x4096xf32>
   // expected-remark @below {{reshard from #spmd.layout<@tp, [S(0)]> to #spmd.layout<@tp, [S(1)]> for operand 0 of 'linalg.matmul'}}
-  %c = linalg.matmul ins(%s, %a : tensor<8x1024xf32>, tensor<1024x1024xf32>)
-                     outs(%f : tensor<8x1024xf32>) -> tensor<8x1024xf32>
-  return %c : tensor<8x1024xf32>
+  %c = linalg.matmul ins(%s, %a : tensor<8x4096xf32>, tensor<4096x4096xf32>)
+                     outs(%f : tensor<8x4096xf32>) -> tensor<8x4096xf32>
+  return %c : tensor<8x4096xf32>
 }
 
 // -----
