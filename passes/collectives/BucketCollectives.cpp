@@ -12,12 +12,13 @@
 #include "dialects/spmd/SPMDOps.h"
 #include "passes/collectives/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
-#include <cmath>
 #include <tuple>
 
 namespace spmd {
@@ -62,10 +63,11 @@ BucketKey keyOf(CollectiveOpInterface op) {
 struct Bucket {
   SmallVector<CollectiveOpInterface> members;
   int64_t bytes = 0;
-  /// Positions in the block: the fused op must go after `lo` (the last
-  /// operand definition, -1 for none) and before `hi` (the first use, at
-  /// `firstUse`; null for none).
-  double lo = -1, hi = INFINITY;
+  /// The fused op must go after `lastDef` (the last definition of a
+  /// member's operand in the block; null: none) and before `firstUse` (the
+  /// first use of a member's result; null: none). Ops, not positions: the
+  /// block is renumbered whenever ops move.
+  Operation *lastDef = nullptr;
   Operation *firstUse = nullptr;
 };
 
@@ -77,14 +79,15 @@ int64_t leadingElements(ArrayRef<int64_t> shape, int64_t dim) {
   return n;
 }
 
+/// Members this small join a bucket past its cap: they add no time.
+constexpr int64_t kTinyBytes = 16;
+
 class BlockBucketer {
 public:
   BlockBucketer(Block &block, int64_t cap, int64_t firstCap,
                 SymbolTableCollection &tables)
       : block(block), cap(cap), firstCap(firstCap), tables(tables) {
-    double i = 0;
-    for (Operation &op : block)
-      position[&op] = i++;
+    renumber();
   }
 
   void run() {
@@ -101,39 +104,47 @@ public:
       // Skipped ones do not close the open bucket: they are not moved.
       if (!bytes || (cap > 0 && *bytes > cap))
         continue;
-      double lo = definitionPosition(collective.getInput());
+      Operation *def = definitionInBlock(collective.getInput());
       Operation *firstUse = firstUseInBlock(collective);
-      double hi = firstUse ? position.lookup(firstUse) : INFINITY;
       BucketKey key = keyOf(collective);
       Bucket &bucket = open[key];
       // The operand is computed after a member's result is first used (an
       // optimizer step between the gradients' reductions): its producers
-      // move up when they do not depend on the bucket.
-      if (!bucket.members.empty() && lo >= bucket.hi && hi > bucket.hi &&
-          hoistAbove(collective.getInput(), bucket))
-        lo = definitionPosition(collective.getInput());
+      // move up when they do not depend on the bucket, or else the ops using
+      // the members' results before it move down below it when it does not
+      // depend on them (a gradient's transpose for the optimizer, emitted
+      // right after the gradient).
+      if (!bucket.members.empty() && !before(def, bucket.firstUse) &&
+          before(bucket.firstUse, firstUse)) {
+        if (hoistAbove(collective.getInput(), bucket))
+          def = definitionInBlock(collective.getInput());
+        else
+          sinkUsesBelow(def, bucket);
+      }
       int64_t limit = pastFirst.contains(key) ? cap : firstCap;
       // An operand computed by a member would need the fused op's own result.
       bool feedsOnMember =
           llvm::any_of(bucket.members, [&](CollectiveOpInterface m) {
             return m->getResult(0) == collective.getInput();
           });
-      bool fits = !feedsOnMember &&
-                  std::max(bucket.lo, lo) < std::min(bucket.hi, hi) &&
+      Operation *lastDef = later(bucket.lastDef, def);
+      Operation *use = earlier(bucket.firstUse, firstUse);
+      // As DDP: a bucket takes members while it is below its cap (the last
+      // one may cross it); a scalar (a loss, a count) joins regardless.
+      bool fits = !feedsOnMember && before(lastDef, use) &&
                   (limit == 0 || bucket.members.empty() ||
-                   bucket.bytes + *bytes <= limit);
+                   bucket.bytes < limit || *bytes <= kTinyBytes);
       if (!fits) {
         closed.push_back(std::move(bucket));
         bucket = Bucket();
         pastFirst.insert(key);
+        lastDef = def;
+        use = firstUse;
       }
       bucket.members.push_back(collective);
       bucket.bytes += *bytes;
-      bucket.lo = std::max(bucket.lo, lo);
-      if (hi < bucket.hi) {
-        bucket.hi = hi;
-        bucket.firstUse = firstUse;
-      }
+      bucket.lastDef = lastDef;
+      bucket.firstUse = use;
     }
     for (auto &entry : open)
       closed.push_back(std::move(entry.second));
@@ -170,8 +181,7 @@ private:
   /// result), or nullopt if it cannot be bucketed: a dynamic dim (its size
   /// differs between ranks, so every later member would sit at a
   /// rank-dependent offset), an element type of unknown size, and a
-  /// reduce_scatter or all_gather whose dim has larger dims before it (its
-  /// chunks are not contiguous, so the flat form would need a transpose).
+  /// reduce_scatter or all_gather whose chunks differ in size.
   std::optional<int64_t> bytesOf(CollectiveOpInterface op) {
     auto input = cast<RankedTensorType>(op.getInput().getType());
     auto result = cast<RankedTensorType>(op->getResult(0).getType());
@@ -190,7 +200,7 @@ private:
     else
       return std::nullopt;
     int64_t k = groupSize(op);
-    if (k <= 0 || leadingElements(input.getShape(), dim) != 1)
+    if (k <= 0)
       return std::nullopt;
     RankedTensorType whole = isa<AllGatherOp>(op) ? result : input;
     RankedTensorType part = isa<AllGatherOp>(op) ? input : result;
@@ -206,9 +216,23 @@ private:
     return def ? block.findAncestorOpInBlock(*def) : nullptr;
   }
 
-  double definitionPosition(Value value) {
-    Operation *def = definitionInBlock(value);
-    return def ? position.lookup(def) : -1;
+  /// Block order where null is a definition before the block (`a`) or a
+  /// use after it (`b`): is `a` strictly before `b`?
+  bool before(Operation *a, Operation *b) {
+    return !a || !b || position.lookup(a) < position.lookup(b);
+  }
+  /// The later of two definitions and the earlier of two uses (null: none).
+  Operation *later(Operation *a, Operation *b) {
+    return !a ? b : (!b ? a : (before(a, b) ? b : a));
+  }
+  Operation *earlier(Operation *a, Operation *b) {
+    return !a ? b : (!b ? a : (before(a, b) ? a : b));
+  }
+
+  void renumber() {
+    int64_t i = 0;
+    for (Operation &op : block)
+      position[&op] = i++;
   }
 
   /// Moves the ops of this block that compute `value` and sit at or after
@@ -220,7 +244,7 @@ private:
     Operation *barrier = bucket.firstUse;
     if (!barrier)
       return false;
-    double limit = bucket.hi;
+    int64_t limit = position.lookup(barrier);
     DenseSet<Operation *> members;
     for (CollectiveOpInterface m : bucket.members)
       members.insert(m);
@@ -265,13 +289,56 @@ private:
     llvm::sort(chain, [&](Operation *a, Operation *b) {
       return position.lookup(a) < position.lookup(b);
     });
-    Operation *prev = barrier->getPrevNode();
-    double from = prev ? position.lookup(prev) : limit - 1;
-    double step = (limit - from) / (chain.size() + 1);
-    for (auto [i, op] : llvm::enumerate(chain)) {
+    for (Operation *op : chain)
       op->moveBefore(barrier);
-      position[op] = from + step * (i + 1);
+    renumber();
+    return true;
+  }
+
+  /// Moves the ops of this block that use the bucket's results, directly
+  /// or through each other, and sit before `def` to just after `def`, in
+  /// order, if `def` is not among them and none has memory effects or is a
+  /// collective; then the bucket's first use is recomputed.
+  bool sinkUsesBelow(Operation *def, Bucket &bucket) {
+    constexpr size_t kMaxOps = 256;
+    if (!def)
+      return false;
+    int64_t limit = position.lookup(def);
+    SetVector<Operation *> uses;
+    SmallVector<Operation *> worklist;
+    auto addUsers = [&](Operation *op) {
+      for (Operation *user : op->getUsers()) {
+        Operation *inBlock = block.findAncestorOpInBlock(*user);
+        if (inBlock && position.lookup(inBlock) <= limit &&
+            uses.insert(inBlock))
+          worklist.push_back(inBlock);
+      }
+    };
+    for (CollectiveOpInterface member : bucket.members)
+      addUsers(member);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (op == def || uses.size() > kMaxOps ||
+          isa<CollectiveOpInterface>(op) || !isMemoryEffectFree(op) ||
+          op->hasTrait<OpTrait::IsTerminator>())
+        return false;
+      addUsers(op);
     }
+    if (uses.empty())
+      return false;
+    SmallVector<Operation *> ordered(uses.begin(), uses.end());
+    llvm::sort(ordered, [&](Operation *a, Operation *b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+    Operation *after = def;
+    for (Operation *op : ordered) {
+      op->moveAfter(after);
+      after = op;
+    }
+    renumber();
+    bucket.firstUse = nullptr;
+    for (CollectiveOpInterface member : bucket.members)
+      bucket.firstUse = earlier(bucket.firstUse, firstUseInBlock(member));
     return true;
   }
 
@@ -364,23 +431,31 @@ private:
     return sliceMembers(builder, bucket, fused, /*rows=*/1);
   }
 
-  /// reduce_scatter and all_gather over k ranks, along a dim with only unit
-  /// dims before it, so a tensor row-major is its k chunks one after the
-  /// other. reduce_scatter: each input viewed as [k, n/k], the views
-  /// concatenated along dim 1 and reduce-scattered along dim 0: rank r's row
-  /// holds every member's chunk r side by side. all_gather: each input
-  /// viewed as [1, n], concatenated along dim 1 and gathered along dim 0
-  /// into [k, total]: member i's columns [k, n_i] are, row-major, its
-  /// gathered result.
+  /// reduce_scatter and all_gather over k ranks. A tensor whose split dim
+  /// has only unit dims before it is, row-major, its k chunks one after the
+  /// other; otherwise ([A, k*c, B] with A > 1, an FSDP shard of a weight's
+  /// second dim) the chunks are made contiguous by a transpose to
+  /// [k, A, c*B] (reduce_scatter: before, on the input; all_gather: after,
+  /// back from [k, A, c*B]). reduce_scatter: each input viewed as
+  /// [k, n/k], the views concatenated along dim 1 and reduce-scattered
+  /// along dim 0: rank r's row holds every member's chunk r side by side.
+  /// all_gather: each input viewed as [1, n], concatenated along dim 1 and
+  /// gathered along dim 0 into [k, total]: member i's columns [k, n_i] are
+  /// its chunks, rank by rank.
   SmallVector<Value> fuseRows(OpBuilder &builder, Location loc,
                               Bucket &bucket) {
     CollectiveOpInterface first = bucket.members.front();
     bool gather = isa<AllGatherOp>(first);
     int64_t k = groupSize(first);
     SmallVector<Value> rows;
-    for (CollectiveOpInterface member : bucket.members)
-      rows.push_back(
-          reshape(builder, loc, member.getInput(), {gather ? 1 : k, -1}));
+    for (CollectiveOpInterface member : bucket.members) {
+      Value input = member.getInput();
+      if (!gather && leadingOf(member) != 1)
+        input = swapOuter(builder, loc,
+                          reshape(builder, loc, input,
+                                  {leadingOf(member), k, -1}));
+      rows.push_back(reshape(builder, loc, input, {gather ? 1 : k, -1}));
+    }
     Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
     auto concatType = cast<RankedTensorType>(concat.getType());
     auto resultType =
@@ -396,7 +471,42 @@ private:
           builder, loc, resultType, concat, first.getMeshAttr(),
           first.getMeshAxes(), builder.getI64IntegerAttr(0),
           cast<ReduceScatterOp>(first.getOperation()).getKindAttr());
-    return sliceMembers(builder, bucket, fused, /*rows=*/gather ? k : 1);
+    SmallVector<Value> results =
+        sliceMembers(builder, bucket, fused, /*rows=*/gather ? k : 1);
+    if (gather)
+      for (auto [member, result] : llvm::zip(bucket.members, results)) {
+        int64_t lead = leadingOf(member);
+        if (lead == 1)
+          continue;
+        Location memberLoc = member.getLoc();
+        Value chunks = reshape(builder, memberLoc, result, {k, lead, -1});
+        result = reshape(builder, memberLoc,
+                         swapOuter(builder, memberLoc, chunks),
+                         cast<RankedTensorType>(member->getResult(0).getType())
+                             .getShape());
+      }
+    return results;
+  }
+
+  /// The product of the dims before a reduce_scatter's or all_gather's dim.
+  static int64_t leadingOf(CollectiveOpInterface op) {
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    int64_t dim = isa<AllGatherOp>(op)
+                      ? cast<AllGatherOp>(op.getOperation()).getDim()
+                      : cast<ReduceScatterOp>(op.getOperation()).getDim();
+    return leadingElements(input.getShape(), dim);
+  }
+
+  /// [a, b, c] -> [b, a, c] (a copy).
+  static Value swapOuter(OpBuilder &builder, Location loc, Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    Value init = tensor::EmptyOp::create(
+        builder, loc, ArrayRef<int64_t>{shape[1], shape[0], shape[2]},
+        type.getElementType());
+    return linalg::TransposeOp::create(builder, loc, value, init,
+                                       ArrayRef<int64_t>{1, 0, 2})
+        ->getResult(0);
   }
 
   /// Member i's part of a fused result of shape [N] (rows = 1, all_reduce),
@@ -484,7 +594,7 @@ private:
   Block &block;
   int64_t cap, firstCap;
   SymbolTableCollection &tables;
-  DenseMap<Operation *, double> position;
+  DenseMap<Operation *, int64_t> position;
 };
 
 struct BucketCollectivesPass

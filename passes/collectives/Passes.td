@@ -31,12 +31,21 @@ def SPMDDedupCollectives : Pass<"spmd-dedup-collectives"> {
     * `spmd.shard(spmd.all_reduce(x, A, kind), A, d)` becomes
       `spmd.reduce_scatter(x, A, d, kind)` when the all_reduce has no other
       use (otherwise both stay: no communication is duplicated).
+    * A sum or avg `all_reduce` / `reduce_scatter` of `x * c` or `x / c`
+      (an elementwise `linalg.generic` used only by it, `c` 0-d) becomes the
+      reduction of `x`, then the scale, when `c` is the same on every member
+      of the group: a constant, the result of an all_reduce or all_gather
+      over at least the group's axes, or computed from such values only (a
+      mean loss's reduced count: see spmd-defer-scales). The reduction then
+      waits for nothing but `x` and may share a bucket with `c`'s own.
 
     Collectives left without uses by these rewrites are erased; others are
     left alone. All ranks run the same program, so every rank removes the
     same collectives.
   }];
-  let dependentDialects = ["::spmd::SPMDDialect"];
+  let dependentDialects = ["::spmd::SPMDDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
@@ -50,13 +59,18 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
     same op, mesh, axes (in order), reduction kind and element type into
     buckets. A collective joins the current bucket of its kind when a
     position exists after the definitions of all the bucket's operands and
-    before the first use of any of its results, and the bucket stays within
-    its cap; otherwise the bucket is closed and a new one started. When a
+    before the first use of any of its results, and the bucket is still
+    below its cap (as in DDP, the member that crosses the cap is the last
+    one; a member of at most 16 bytes, a loss or a count, joins
+    regardless); otherwise the bucket is closed and a new one started. When a
     collective's operand is computed after the first use of a member's
     result (an optimizer step between gradient reductions, as SGD with
     momentum reduces each new momentum right before its update), the ops
     computing it move above that use first, if they are few (at most 64),
-    free of memory effects, not collectives, and depend on no member. As in
+    free of memory effects, not collectives, and depend on no member; or
+    else the ops using the members' results before it move below its
+    definition, if it does not depend on them and they are free of memory
+    effects and not collectives (at most 256). As in
     PyTorch DDP, the first bucket of each kind is small (`first-cap-bytes`,
     1 MiB), so the first collective starts early, and later ones hold up to
     `cap-bytes` (25 MiB). A member's size is its larger buffer (an
@@ -66,13 +80,17 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
     * all_reduce: every input flattened to 1-D, one `tensor.concat`, one
       all_reduce, per member a `tensor.extract_slice` reshaped back;
     * reduce_scatter over `k` ranks: every input viewed as `[k, n/k]` (its
-      `k` chunks are contiguous: only unit dims precede the scattered dim),
-      concatenated along dim 1, reduce-scattered along dim 0, so each rank's
-      row holds every member's chunk;
+      `k` chunks are contiguous when only unit dims precede the scattered
+      dim; otherwise a transpose of `[A, k, n/(A k)]` to `[k, A, ...]`
+      makes them so), concatenated along dim 1, reduce-scattered along dim
+      0, so each rank's row holds every member's chunk;
     * all_gather over `k` ranks: every input flattened to `[1, n]`,
       concatenated along dim 1, gathered along dim 0 into `[k, total]`;
-      member `i`'s columns `[k, n_i]` are, row-major, its result (only unit
-      dims precede the gathered dim).
+      member `i`'s columns `[k, n_i]` are its chunks rank by rank, which is
+      its result when only unit dims precede the gathered dim and its
+      result after a transpose of `[k, A, ...]` to `[A, k, ...]` otherwise
+      (an FSDP shard of a weight's second dim).
+    Members with chunks of different sizes (uneven shards) stay apart.
     The fused op is placed after the last operand's definition (never above
     it) and before the first use of a result; within that window, after the
     collective that preceded the first member and after the bucket fused
@@ -82,9 +100,8 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
 
     Left alone: collectives with a dynamic dim (their size differs between
     ranks, so a concatenation would have rank-dependent offsets), with an
-    element type of unknown byte size, reduce_scatters and all_gathers
-    whose dim has a larger dim before it (their chunks are strided), and
-    those larger than the cap on their own.
+    element type of unknown byte size, and those larger than the cap on
+    their own.
   }];
   let options = [
     Option<"capBytes", "cap-bytes", "int64_t", /*default=*/"26214400",
@@ -93,7 +110,8 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
            "Largest first bucket of each kind in bytes (default 1 MiB as "
            "PyTorch DDP; 0: cap-bytes)">
   ];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 def SPMDScheduleCollectives

@@ -124,13 +124,18 @@ func.func @optimizer_between(%g1: tensor<4xf32>, %g2: tensor<4xf32>, %m2: tensor
 
 // -----
 
-// The same with a collective among the producers: collectives never move
-// here, so the buckets stay apart.
+// The same with a collective among the producers: collectives never move,
+// so the producer of %g2's reduction cannot rise above %n1; %n1 (which uses
+// the first member) sinks below it instead and the two dp reductions share
+// a bucket after the tp one.
 spmd.mesh @mesh ["dp"=2, "tp"=2]
 
 // CHECK-LABEL: func.func @collective_between
-// CHECK-COUNT-3: spmd.all_reduce
-// CHECK-NOT: tensor.concat
+// CHECK: %[[T:.*]] = spmd.all_reduce %arg1 on @mesh ["tp"] max
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %arg0, %[[T]]
+// CHECK: %[[R:.*]] = spmd.all_reduce %[[C]] on @mesh ["dp"] sum : tensor<8xf32>
+// CHECK: arith.subf %arg2,
+// CHECK-NOT: spmd.all_reduce
 func.func @collective_between(%g1: tensor<4xf32>, %g2: tensor<4xf32>, %p1: tensor<4xf32>)
     -> (tensor<4xf32>, tensor<4xf32>) {
   %r1 = spmd.all_reduce %g1 on @mesh ["dp"] sum : tensor<4xf32>
