@@ -56,6 +56,9 @@ struct Collective {
   SmallVector<std::pair<StringRef, int64_t>> dims;
   RankedTensorType input, result;
   SmallVector<DimRole> roles;
+  /// Per result dim, its largest local size when spmd-partition recorded
+  /// the result's global type and layout; else empty.
+  SmallVector<int64_t> maxResult;
   double factor = 0; // bytes sent = factor * input bytes
   Bytes bytes;
   bool dynamic = false;
@@ -129,13 +132,18 @@ Bytes computeBytes(const Collective &c) {
       continue;
     }
     int64_t out = c.result.getDimSize(i), k = c.groupSize;
-    if (ShapedType::isDynamic(out) || c.roles[i] == DimRole::Same) {
+    // A result dim that differs between ranks: its largest size, from the
+    // global type and layout spmd-partition recorded.
+    if (ShapedType::isDynamic(out) && i < c.maxResult.size())
+      out = c.maxResult[i];
+    if (ShapedType::isDynamic(out)) {
       bounded = false;
       continue;
     }
     // torch.chunk pieces of n over k ranks hold at most ceil(n/k).
-    bound *=
-        c.roles[i] == DimRole::Gathered ? llvm::divideCeil(out, k) : out * k;
+    bound *= c.roles[i] == DimRole::Same       ? out
+             : c.roles[i] == DimRole::Gathered ? llvm::divideCeil(out, k)
+                                               : out * k;
   }
   if (!c.input.hasStaticShape())
     return {std::nullopt,
@@ -158,6 +166,14 @@ void fillGroup(Collective &c, CollectiveOpInterface op,
   SmallVector<int64_t> axes = meshAxisIndices(mesh, op.getMeshAxes());
   for (int64_t axis : axes)
     c.groupSize *= mesh.getAxisSizes()[axis];
+  auto global =
+      op->getAttrOfType<TypeAttr>(SPMDDialect::kResultGlobalTypeAttrName);
+  auto layout = op->getAttrOfType<LayoutAttr>(SPMDDialect::kResultLayoutAttrName);
+  if (global && layout)
+    if (auto globalType = dyn_cast<RankedTensorType>(global.getValue());
+        globalType && globalType.hasStaticShape())
+      c.maxResult = llvm::to_vector(maxLocalShape(
+          mesh.toMesh(), layout.toLayout(), globalType.getShape().vec()));
   llvm::sort(axes);
   c.groupKey =
       llvm::join(llvm::map_range(

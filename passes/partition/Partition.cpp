@@ -699,18 +699,24 @@ Value FunctionPartitioner::makePartial(OpBuilder &b, Location loc, Value v,
       ReductionKindAttr::get(ctx, ReductionKind::sum));
 }
 
-/// Whether a collective's result has a rank-dependent dim that it splits or
-/// joins from an input dim that is rank-dependent too: only the layout
-/// knows that size.
+/// Whether a collective's result has a rank-dependent size only its layout
+/// knows: a dim it splits or joins from an input dim that is rank-dependent
+/// too, or (for one that moves data) a rank-dependent dim it leaves alone.
 static bool needsResultSizes(Operation *op) {
   auto in = cast<RankedTensorType>(op->getOperand(0).getType());
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
-  return llvm::any_of(
-      std::initializer_list<std::optional<int64_t>>{collectiveSplitDim(op),
-                                                    collectiveJoinDim(op)},
-      [&](std::optional<int64_t> d) {
-        return d && out.isDynamicDim(*d) && in.isDynamicDim(*d);
-      });
+  std::optional<int64_t> split = collectiveSplitDim(op);
+  std::optional<int64_t> join = collectiveJoinDim(op);
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  bool moves = collective && collective.communicates();
+  for (int64_t d = 0; d < out.getRank(); ++d) {
+    if (!out.isDynamicDim(d))
+      continue;
+    bool splitOrJoined = (split && *split == d) || (join && *join == d);
+    if (splitOrJoined ? in.isDynamicDim(d) : moves)
+      return true;
+  }
+  return false;
 }
 
 LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {
@@ -759,10 +765,11 @@ LogicalResult FunctionPartitioner::rewriteConstrain(ConstrainOp op) {
       continue;
     v = created->getResult(0);
     if (needsResultSizes(created)) {
-      // The result's rank-dependent sizes as the layout defines them, for
-      // bufferization: a dim split or joined by this collective whose input
+      // The result's rank-dependent sizes as the layout defines them: for
+      // bufferization, a dim split or joined by this collective whose input
       // is itself uneven on another axis (two axes nested on one dim) has
-      // no size the collective alone can know.
+      // no size the collective alone can know; for spmd-comm-report, the
+      // bound of a rank-dependent dim the collective leaves alone.
       created->setAttr(SPMDDialect::kResultGlobalTypeAttrName,
                        TypeAttr::get(global));
       created->setAttr(SPMDDialect::kResultLayoutAttrName,

@@ -18,7 +18,7 @@ func.func @chain(%x: tensor<5x6xf32> {spmd.layout = #spmd.layout<@m, [S(0), S(0)
   %s = tensor.extract_slice %c2[1, 0] [3, 6] [1, 1] {spmd.layout = #spmd.layout<@m, [S(1), R]>} : tensor<5x6xf32> to tensor<3x6xf32>
   // [S(1), R] -> [R, S(0)]: slice on b, then gather on a (one collective).
   // CHECK-NEXT: %[[L:.*]] = spmd.shard %[[A]] on @m ["b"] dim 0 : tensor<5x3xf32> -> tensor<?x3xf32>
-  // CHECK-NEXT: %[[R:.*]] = spmd.all_gather %[[L]] on @m ["a"] dim 1 : tensor<?x3xf32> -> tensor<?x6xf32>
+  // CHECK-NEXT: %[[R:.*]] = spmd.all_gather %[[L]] on @m ["a"] dim 1 {spmd.result_global_type = tensor<5x6xf32>, spmd.result_layout = #spmd.layout<@m, [R, S(0)]>} : tensor<?x3xf32> -> tensor<?x6xf32>
   // CHECK-NEXT: %[[N:.*]] = spmd.local_size @m ["b"] of 5 : index
   // CHECK-NEXT: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[\[}}0], [1, 2]] output_shape [%[[N]], 2, 3] : tensor<?x6xf32> into tensor<?x2x3xf32>
   %c3 = spmd.constrain %c2 to #spmd.layout<@m, [R, S(0)]> : tensor<5x6xf32>
