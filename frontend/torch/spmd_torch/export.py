@@ -25,7 +25,7 @@ from torch.utils import _pytree as pytree
 from . import optim as foptim
 from .builder import UnsupportedOpError
 from .emit import Emitter, tensor_meta
-from .placements import Layout, Mesh, Replicate, Shard, layout_attr
+from .placements import Layout, Mesh, Placement, Replicate, Shard, layout_attr
 from .plans import resolve_plan
 
 # -- the marker op: an identity that survives torch.export ------------------
@@ -123,7 +123,21 @@ class _Layouts:
         return self.full(rank, tp, Shard(0) if self.dp and rank else None)
 
     def param(self, rank, tp):
-        return self.full(rank, tp, Shard(0) if self.fsdp and rank else None)
+        return self.full(rank, tp, self.fsdp_shard(rank, tp))
+
+    def fsdp_shard(self, rank, tp):
+        """FSDP's dp placement of a parameter: dim 0, or dim 1 where tp
+        already shards dim 0 (a colwise weight). Two axes on one dim nest
+        dp-major, so the tp shard would no longer be a dp-gather away (FSDP2
+        nests them the other way, as a strided shard). A vector tp already
+        shards (a colwise bias) stays whole on dp: its gradient is
+        all-reduced."""
+        if not self.fsdp or not rank:
+            return None
+        if isinstance(tp, Placement) and tp.is_shard() and \
+                tp.normalized(rank).dim == 0:
+            return Shard(1) if rank >= 2 else None
+        return Shard(0)
 
     def batch(self, rank):
         return self.full(rank, None, Shard(0) if self.dp and rank else None)
