@@ -1,11 +1,12 @@
 """DTensor / DDP / FSDP2 side of bench/peers: one training step of
-models.GPT (forward, backward, AdamW) under a parallel plan, on a fake
+models.GPT or models.MLP (forward, backward, AdamW) under a parallel plan, on a fake
 process group of 4 ranks in this one process (collectives are counted, not
 run), with every collective counted per phase (forward, backward,
 optimizer) and its bytes per rank under the ring formulas spmd-comm-report
 uses.
 
-    python dtensor_peer.py --plan TP --size count   -> one JSON object
+    python dtensor_peer.py --model gpt --plan TP --size count
+                                                        -> one JSON object
 """
 import argparse
 import contextlib
@@ -24,10 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 INPUTS = os.path.join(ROOT, "test", "frontend", "Inputs")
 
-SIZES = {
-    "count": dict(vocab=97, dim=48, heads=4, layers=2, seq=12, batch=8),
-    "large": dict(vocab=2048, dim=512, heads=8, layers=4, seq=128, batch=8),
-}
+sys.path.insert(0, HERE)
+from cases import PLANS, SIZES  # noqa: E402
 
 # Collective ops as they reach the dispatcher: the functional collectives
 # DTensor issues and the c10d ops FSDP2 issues. name -> kind.
@@ -198,77 +197,103 @@ def sequence_parallel_embedding(styles):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--plan", required=True,
-                    choices=["TP", "TP+SP", "DP", "FSDP", "FSDPxTP+SP"])
-    ap.add_argument("--size", default="count", choices=sorted(SIZES))
+    ap.add_argument("--model", default="gpt", choices=sorted(SIZES))
+    ap.add_argument("--plan", required=True, choices=PLANS)
+    ap.add_argument("--size", default="count", choices=["count", "large"])
     args = ap.parse_args()
-    size = SIZES[args.size]
+    size = SIZES[args.model][args.size]
+    mlp = args.model == "mlp"
     world = 4
     dist.init_process_group("fake", store=FakeStore(), rank=0,
                             world_size=world)
     from torch.distributed.device_mesh import init_device_mesh
     models = load(os.path.join(INPUTS, "models.py"), "models")
     torch.manual_seed(0)
-    model = models.GPT(vocab=size["vocab"], dim=size["dim"],
-                       heads=size["heads"], layers=size["layers"],
-                       seq=size["seq"])
-    batch, seq = size["batch"], size["seq"]
+    if mlp:
+        model = models.MLP(dim=size["dim"], hidden=size["hidden"],
+                           out=size["out"])
+        tp_plan, sp_plan = "mlp_plan.py", "mlp_sp_plan.py"
+        blocks = [model.fc1, model.fc2]
+    else:
+        model = models.GPT(vocab=size["vocab"], dim=size["dim"],
+                           heads=size["heads"], layers=size["layers"],
+                           seq=size["seq"])
+        tp_plan, sp_plan = "tp_plan.py", "sp_plan.py"
+        blocks = list(model.layers)
+    batch = size["batch"]
     note = ""
     loss_ctx = contextlib.nullcontext
+    # Rows of the batch this rank feeds: data parallelism splits the batch;
+    # the MLP's sequence-parallel plan takes its rows sharded on tp too.
+    shards = 1
     if args.plan in ("TP", "TP+SP"):
         from torch.distributed.tensor.parallel import (loss_parallel,
                                                        parallelize_module)
         mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("tp",))
-        plan_file = "tp_plan.py" if args.plan == "TP" else "sp_plan.py"
+        plan_file = tp_plan if args.plan == "TP" else sp_plan
         styles = dtensor_styles(os.path.join(INPUTS, plan_file), model)
-        if args.plan == "TP":
+        if args.plan == "TP" and not mlp:
             # Vocabulary-parallel cross-entropy on the sharded logits.
             styles["output"].use_local_output = False
             loss_ctx = loss_parallel
-        else:
+        elif not mlp:
             sequence_parallel_embedding(styles)
             replicate_positions(model, mesh)
+        else:
+            shards = world if args.plan == "TP+SP" else 1
         parallelize_module(model, mesh, styles)
-        local_batch = batch
     elif args.plan == "DP":
         # DDP all_reduces its gradient buckets from its C++ reducer (not
         # through the dispatcher, and the fake group cannot run its hooks):
         # the step runs unwrapped and the buckets are DDP's own assignment.
-        local_batch = batch // world
+        shards = world
         note = "DDP: buckets from DDP's bucket assignment (1 MiB first, " \
-               "25 MiB cap); the loss is each rank's own (not reduced)"
+               "25 MiB cap)"
     elif args.plan == "FSDP":
         from torch.distributed.fsdp import fully_shard
         mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
-        for layer in model.layers:
-            fully_shard(layer, mesh=mesh)
+        for block in blocks:
+            fully_shard(block, mesh=mesh)
         fully_shard(model, mesh=mesh)
-        local_batch = batch // world
+        shards = world
     else:  # FSDP x TP+SP on dp=2 x tp=2
         from torch.distributed.fsdp import fully_shard
         from torch.distributed.tensor.parallel import parallelize_module
         mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
-        styles = dtensor_styles(os.path.join(INPUTS, "sp_plan.py"), model)
-        sequence_parallel_embedding(styles)
-        replicate_positions(model, mesh["tp"])
+        styles = dtensor_styles(os.path.join(INPUTS, sp_plan), model)
+        if not mlp:
+            sequence_parallel_embedding(styles)
+            replicate_positions(model, mesh["tp"])
         parallelize_module(model, mesh["tp"], styles)
-        for layer in model.layers:
-            fully_shard(layer, mesh=mesh["dp"])
+        for block in blocks:
+            fully_shard(block, mesh=mesh["dp"])
         fully_shard(model, mesh=mesh["dp"])
-        local_batch = batch // 2
+        shards = 4 if mlp else 2
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    tokens = torch.randint(0, size["vocab"], (local_batch, seq))
-    targets = torch.randint(0, size["vocab"], (local_batch, seq))
+    rows = batch // shards
+    if mlp:
+        inputs = torch.randn(rows, size["dim"])
+        targets = torch.randint(0, size["out"], (rows,))
+    else:
+        inputs = torch.randint(0, size["vocab"], (rows, size["seq"]))
+        targets = torch.randint(0, size["vocab"], (rows, size["seq"]))
     counter = Counter(world)
     with counter:
         counter.phase = "forward"
         with loss_ctx():
-            logits = model(tokens)
-            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+            out = model(inputs)
+            loss = F.cross_entropy(out.flatten(0, -2) if not mlp else out,
+                                   targets.flatten())
             counter.phase = "backward"
             loss.backward()
         counter.phase = "optimizer"
         opt.step()
+        if shards > 1:
+            # Each rank's loss is its own rows' mean; the step returns the
+            # mean over the whole batch (as spmd's and JAX's do): one
+            # all_reduce, as a user logging the global loss writes it.
+            counter.phase = "loss"
+            dist.all_reduce(loss.detach(), op=dist.ReduceOp.AVG)
     counts = counter.counts
     if args.plan == "DP":
         params = [p for p in model.parameters() if p.requires_grad]
@@ -280,8 +305,9 @@ def main():
             "count": len(buckets),
             "bytes": int(round(2 * (world - 1) / world * grads))}
     print(json.dumps({"peer": "dtensor", "plan": args.plan,
-                      "size": args.size, "torch": torch.__version__,
-                      "phases": counts, "note": note}))
+                      "model": args.model, "size": args.size,
+                      "torch": torch.__version__, "phases": counts,
+                      "note": note}))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
-"""JAX side of bench/peers: the same GPT training step (models.GPT: learned
-positions, LayerNorm, GELU MLP with biases, causal attention, mean
-cross-entropy, AdamW) written in JAX, jitted on 4 host CPU devices with the
+"""JAX side of bench/peers: the same training steps written in JAX (the GPT:
+models.GPT's learned positions, LayerNorm, GELU MLP with biases, causal
+attention, mean cross-entropy; the MLP: models.MLP's fc1, ReLU, fc2 and
+cross-entropy over its classes; AdamW), jitted on 4 host CPU devices with the
 parameters laid out as each plan lays them out, partitioned by GSPMD or
 Shardy; the collectives are counted in the compiled HLO, with bytes per
 rank under the ring formulas spmd-comm-report uses.
 
     XLA_FLAGS=--xla_force_host_platform_device_count=4 \\
-        python jax_peer.py --plan TP --partitioner shardy   -> one JSON object
+        python jax_peer.py --model gpt --plan TP --partitioner shardy
+                                                        -> one JSON object
 """
 import argparse
 import json
@@ -20,10 +22,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
-SIZES = {
-    "count": dict(vocab=97, dim=48, heads=4, layers=2, seq=12, batch=8),
-    "large": dict(vocab=2048, dim=512, heads=8, layers=4, seq=128, batch=8),
-}
+from cases import PLANS, SIZES  # noqa: E402
 
 
 def init(key, s):
@@ -83,6 +82,30 @@ def loss_fn(params, tokens, targets, s, constrain):
     logits = forward(params, tokens, s, constrain)
     logp = jax.nn.log_softmax(logits, -1)
     return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
+
+
+def mlp_init(key, s):
+    """models.MLP's parameters in torch's layout."""
+    k1, k2 = jax.random.split(key)
+    return {"w1": jax.random.normal(k1, (s["hidden"], s["dim"])) * 0.02,
+            "b1": jnp.zeros(s["hidden"]),
+            "w2": jax.random.normal(k2, (s["out"], s["hidden"])) * 0.02,
+            "b2": jnp.zeros(s["out"])}
+
+
+def mlp_loss_fn(params, x, targets, s, constrain):
+    x = constrain(x, "rows")
+    y = constrain(x, "block_input")
+    h = jax.nn.relu(y @ params["w1"].T + params["b1"])
+    out = constrain(h @ params["w2"].T + params["b2"], "rows")
+    logp = jax.nn.log_softmax(out, -1)
+    return -jnp.take_along_axis(logp, targets[..., None], -1).mean()
+
+
+def mlp_tp_specs(params, axis):
+    """Megatron: fc1 column-parallel (with its bias), fc2 row-parallel."""
+    return {"w1": P(axis, None), "b1": P(axis), "w2": P(None, axis),
+            "b2": P()}
 
 
 def adamw(params, grads, m, v, step, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8,
@@ -191,25 +214,31 @@ def count_collectives(hlo):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--plan", required=True,
-                    choices=["TP", "TP+SP", "DP", "FSDP", "FSDPxTP+SP"])
-    ap.add_argument("--size", default="count", choices=sorted(SIZES))
+    ap.add_argument("--model", default="gpt", choices=sorted(SIZES))
+    ap.add_argument("--plan", required=True, choices=PLANS)
+    ap.add_argument("--size", default="count", choices=["count", "large"])
     ap.add_argument("--partitioner", default="shardy",
                     choices=["shardy", "gspmd"])
     args = ap.parse_args()
     jax.config.update("jax_use_shardy_partitioner",
                       args.partitioner == "shardy")
-    s = SIZES[args.size]
+    s = SIZES[args.model][args.size]
     devices = jax.devices()[:4]
-    params = init(jax.random.PRNGKey(0), s)
+    mlp = args.model == "mlp"
+    params = (mlp_init if mlp else init)(jax.random.PRNGKey(0), s)
+    tp_of = mlp_tp_specs if mlp else tp_specs
+    # Sequence parallelism: the MLP's rows, the GPT's residual stream
+    # sharded between the blocks.
+    sp_acts = ({"rows": P("tp")} if mlp else
+               {"residual": P(None, "tp", None), "logits": P()})
+    sp_acts["block_input"] = P()
     batch_spec = P()
     acts = {}
     if args.plan in ("TP", "TP+SP"):
         mesh = Mesh(devices, ("tp",))
-        spec = tp_specs(params, "tp")
+        spec = tp_of(params, "tp")
         if args.plan == "TP+SP":
-            acts = {"residual": P(None, "tp", None),
-                    "block_input": P(), "logits": P()}
+            acts = sp_acts
     elif args.plan == "DP":
         mesh = Mesh(devices, ("dp",))
         spec = jax.tree.map(lambda a: P(), params)
@@ -221,10 +250,11 @@ def main():
     else:
         import numpy as np
         mesh = Mesh(np.array(devices).reshape(2, 2), ("dp", "tp"))
-        spec = fsdp_specs(params, "dp", 2, tp_specs(params, "tp"))
+        spec = fsdp_specs(params, "dp", 2, tp_of(params, "tp"))
         batch_spec = P("dp")
-        acts = {"residual": P("dp", "tp", None),
-                "block_input": P("dp"), "logits": P("dp")}
+        acts = ({"rows": P(("dp", "tp")), "block_input": P("dp")} if mlp
+                else {"residual": P("dp", "tp", None), "block_input": P("dp"),
+                      "logits": P("dp")})
 
     def constrain(x, what):
         if what not in acts:
@@ -233,8 +263,8 @@ def main():
             x, NamedSharding(mesh, acts[what]))
 
     def step(params, m, v, tokens, targets):
-        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, targets, s,
-                                                  constrain)
+        loss, grads = jax.value_and_grad(mlp_loss_fn if mlp else loss_fn)(
+            params, tokens, targets, s, constrain)
         params, m, v = adamw(params, grads, m, v, 1.0)
         return loss, params, m, v
 
@@ -242,16 +272,22 @@ def main():
     shard = jax.tree.map(lambda p: NamedSharding(mesh, p), spec,
                          is_leaf=lambda x: isinstance(x, P))
     data = NamedSharding(mesh, batch_spec)
-    tokens = jax.ShapeDtypeStruct((s["batch"], s["seq"]), jnp.int32)
+    if mlp:
+        tokens = jax.ShapeDtypeStruct((s["batch"], s["dim"]), jnp.float32)
+        targets = jax.ShapeDtypeStruct((s["batch"],), jnp.int32)
+    else:
+        tokens = jax.ShapeDtypeStruct((s["batch"], s["seq"]), jnp.int32)
+        targets = tokens
     shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype),
                           params)
     jitted = jax.jit(step, in_shardings=(shard, shard, shard, data, data),
                      out_shardings=(NamedSharding(mesh, P()), shard, shard,
                                     shard))
-    hlo = jitted.lower(shapes, shapes, shapes, tokens, tokens) \
+    hlo = jitted.lower(shapes, shapes, shapes, tokens, targets) \
         .compile().as_text()
     print(json.dumps({"peer": "jax-" + args.partitioner, "plan": args.plan,
-                      "size": args.size, "jax": jax.__version__,
+                      "model": args.model, "size": args.size,
+                      "jax": jax.__version__,
                       "phases": {"step": count_collectives(hlo)},
                       "note": ("replicated (jit needs dims that divide the "
                                "mesh): " + ", ".join(replicated))

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """spmd against its peers on the same training step and the same plans.
 
-For each plan (TP, TP+SP, DP, FSDP, FSDP x TP+SP) and size (the count size
-of issue 19 and the larger one), one AdamW training step of models.GPT
-(test/frontend/Inputs/models.py) on 4 ranks:
+For each model (models.GPT and models.MLP of test/frontend/Inputs/models.py),
+plan (TP, TP+SP, DP, FSDP, FSDP x TP+SP) and size (cases.py: the count size
+of issue 19 and a larger one), one AdamW training step on 4 ranks:
   * DTensor / DDP / FSDP2 (PyTorch 2.x of .venv; dtensor_peer.py: one
     process, a fake process group, every collective counted);
   * JAX with GSPMD and with Shardy on 4 host CPU devices (jax_peer.py;
@@ -15,7 +15,8 @@ Prints a markdown table: collectives by kind and bytes per rank (ring
 formulas: all_gather (k-1)*in, all_reduce 2(k-1)/k*in, reduce_scatter and
 all_to_all (k-1)/k*in).
 
-    .venv/bin/python bench/peers/run.py [--sizes count,large] [--no-jax]
+    .venv/bin/python bench/peers/run.py [--models gpt,mlp]
+        [--sizes count,large] [--no-jax]
 """
 import argparse
 import json
@@ -29,21 +30,24 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 INPUTS = os.path.join(ROOT, "test", "frontend", "Inputs")
 BUILD = os.environ.get("SPMD_BUILD_DIR", os.path.join(ROOT, "build"))
 JAX_VENV = os.path.join(HERE, ".venv-jax")
-PLANS = ["TP", "TP+SP", "DP", "FSDP", "FSDPxTP+SP"]
-SIZES = {
-    "count": dict(vocab=97, dim=48, heads=4, layers=2, seq=12, batch=8),
-    "large": dict(vocab=2048, dim=512, heads=8, layers=4, seq=128, batch=8),
-}
+sys.path.insert(0, HERE)
+from cases import PLANS, SIZES  # noqa: E402
 ABBREV = {"all_gather": "AG", "all_reduce": "AR", "reduce_scatter": "RS",
           "all_to_all": "A2A", "collective_permute": "CP"}
-SPMD_ARGS = {
-    "TP": ["--plan", os.path.join(INPUTS, "tp_plan.py"), "--mesh", "tp=4"],
-    "TP+SP": ["--plan", os.path.join(INPUTS, "sp_plan.py"), "--mesh", "tp=4"],
-    "DP": ["--mesh", "dp=4"],
-    "FSDP": ["--mesh", "dp=4", "--fsdp"],
-    "FSDPxTP+SP": ["--plan", os.path.join(INPUTS, "sp_plan.py"), "--mesh",
-                   "dp=2,tp=2", "--fsdp"],
-}
+
+def spmd_args(model, plan):
+    """The spmd_torch export options of a plan (the same plan files the
+    DTensor peer maps to torch.distributed.tensor.parallel)."""
+    tp, sp = (("mlp_plan.py", "mlp_sp_plan.py") if model == "mlp" else
+              ("tp_plan.py", "sp_plan.py"))
+    return {
+        "TP": ["--plan", os.path.join(INPUTS, tp), "--mesh", "tp=4"],
+        "TP+SP": ["--plan", os.path.join(INPUTS, sp), "--mesh", "tp=4"],
+        "DP": ["--mesh", "dp=4"],
+        "FSDP": ["--mesh", "dp=4", "--fsdp"],
+        "FSDPxTP+SP": ["--plan", os.path.join(INPUTS, sp), "--mesh",
+                       "dp=2,tp=2", "--fsdp"],
+    }[plan]
 
 
 def run(cmd, **kw):
@@ -79,17 +83,23 @@ def peer(cmd, env=None):
         return {"error": str(e).splitlines()[-1][:200]}
 
 
-def spmd(plan, size, tmp):
-    s = SIZES[size]
-    mlir = os.path.join(tmp, f"{plan}-{size}.mlir")
+def spmd(model, plan, size, tmp, extra_plan=None):
+    s = SIZES[model][size]
+    mlir = os.path.join(tmp, f"{model}-{plan}-{size}.mlir")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "frontend", "torch"))
-    model_args = json.dumps({k: s[k] for k in
-                             ("vocab", "dim", "heads", "layers", "seq")})
+    if model == "mlp":
+        keys, cls, batch = ("dim", "hidden", "out"), "MLP", f"{s['batch']}"
+    else:
+        keys, cls = ("vocab", "dim", "heads", "layers", "seq"), "GPT"
+        batch = f"{s['batch']},{s['seq']}"
+    args = spmd_args(model, plan)
+    if extra_plan:
+        args = ["--plan", extra_plan, "--mesh", "tp=4"]
     try:
         run([sys.executable, "-m", "spmd_torch", "export",
-             os.path.join(INPUTS, "models.py") + ":GPT", *SPMD_ARGS[plan],
-             "--batch-shape", f"{s['batch']},{s['seq']}", "--optimizer",
-             "adamw", "--model-args", model_args, "-o", mlir], env=env)
+             os.path.join(INPUTS, "models.py") + ":" + cls, *args,
+             "--batch-shape", batch, "--optimizer", "adamw", "--model-args",
+             json.dumps({k: s[k] for k in keys}), "-o", mlir], env=env)
         opt = os.path.join(BUILD, "bin", "spmd-opt")
         local = run([opt, mlir, "--spmd-partition-pipeline"])
         report = json.loads(run([opt, "--spmd-comm-report", "-o",
@@ -122,6 +132,7 @@ def fmt(result):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="gpt,mlp")
     ap.add_argument("--sizes", default="count,large")
     ap.add_argument("--plans", default=",".join(PLANS))
     ap.add_argument("--no-jax", action="store_true")
@@ -130,25 +141,41 @@ def main():
     jax_py = None if args.no_jax else ensure_jax()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for size in args.sizes.split(","):
-            for plan in args.plans.split(","):
-                row = {"size": size, "plan": plan}
-                row["dtensor"] = peer([sys.executable, os.path.join(
-                    HERE, "dtensor_peer.py"), "--plan", plan, "--size", size])
-                for part in ("gspmd", "shardy"):
-                    row[part] = peer([jax_py, os.path.join(
-                        HERE, "jax_peer.py"), "--plan", plan, "--size", size,
-                        "--partitioner", part]) if jax_py else {
-                            "skipped": "--no-jax"}
-                row["spmd"] = spmd(plan, size, tmp)
-                results.append(row)
-                print(f"{size} {plan}: done", file=sys.stderr)
-    print("| size | plan | DTensor / DDP / FSDP2 | JAX GSPMD | JAX Shardy "
-          "| spmd |")
-    print("|---|---|---|---|---|---|")
+        for model in args.models.split(","):
+            for size in args.sizes.split(","):
+                for plan in args.plans.split(","):
+                    row = {"model": model, "size": size, "plan": plan}
+                    common = ["--model", model, "--plan", plan, "--size",
+                              size]
+                    row["dtensor"] = peer([sys.executable, os.path.join(
+                        HERE, "dtensor_peer.py"), *common])
+                    for part in ("gspmd", "shardy"):
+                        row[part] = peer([jax_py, os.path.join(
+                            HERE, "jax_peer.py"), *common, "--partitioner",
+                            part]) if jax_py else {"skipped": "--no-jax"}
+                    row["spmd"] = spmd(model, plan, size, tmp)
+                    # JAX's jit cannot shard the GPT's vocabulary of 97 on
+                    # 4 devices and runs TP with the embedding and output
+                    # layer replicated: spmd on that plan too.
+                    if (jax_py and model == "gpt" and plan == "TP" and
+                            "error" not in row["gspmd"] and
+                            row["gspmd"].get("note")):
+                        row["spmd (JAX's plan)"] = spmd(
+                            model, plan, size, tmp,
+                            extra_plan=os.path.join(HERE,
+                                                    "tp_blocks_plan.py"))
+                    results.append(row)
+                    print(f"{model} {size} {plan}: done", file=sys.stderr)
+    print("| model | size | plan | DTensor / DDP / FSDP2 | JAX GSPMD | "
+          "JAX Shardy | spmd |")
+    print("|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['size']} | {r['plan']} | {fmt(r['dtensor'])} | "
-              f"{fmt(r['gspmd'])} | {fmt(r['shardy'])} | {fmt(r['spmd'])} |")
+        spmd_cell = fmt(r["spmd"])
+        if "spmd (JAX's plan)" in r:
+            spmd_cell += "; on JAX's plan: " + fmt(r["spmd (JAX's plan)"])
+        print(f"| {r['model']} | {r['size']} | {r['plan']} | "
+              f"{fmt(r['dtensor'])} | {fmt(r['gspmd'])} | "
+              f"{fmt(r['shardy'])} | {spmd_cell} |")
     notes = {r[p].get("note") for r in results for p in
              ("dtensor", "gspmd", "shardy") if r[p].get("note")}
     for note in sorted(notes):
