@@ -142,6 +142,7 @@ public:
         use = firstUse;
       }
       bucket.members.push_back(collective);
+      bucketed.insert(collective);
       bucket.bytes += *bytes;
       bucket.lastDef = lastDef;
       bucket.firstUse = use;
@@ -235,6 +236,9 @@ private:
       position[&op] = i++;
   }
 
+  /// Every collective assigned to a bucket so far.
+  DenseSet<Operation *> bucketed;
+
   /// Moves the ops of this block that compute `value` and sit at or after
   /// the bucket's first use to just before it, in order, if none of them
   /// depends on a member, has memory effects or is a collective, and they
@@ -245,16 +249,14 @@ private:
     if (!barrier)
       return false;
     int64_t limit = position.lookup(barrier);
-    DenseSet<Operation *> members;
-    for (CollectiveOpInterface m : bucket.members)
-      members.insert(m);
     SmallVector<Operation *> chain, worklist;
     DenseSet<Operation *> seen;
     auto visit = [&](Value v) -> bool {
       Operation *def = definitionInBlock(v);
       // Ops before the first use of a member's result use none (but the
-      // members' own results).
-      if (def && members.contains(def))
+      // members' own results). Nor may a moved op read any other bucket's
+      // member: it would become an earlier use than that bucket allows for.
+      if (def && bucketed.contains(def))
         return false;
       if (!def || position.lookup(def) < limit || !seen.insert(def).second)
         return true;
@@ -342,6 +344,39 @@ private:
     return true;
   }
 
+  /// A bucket that no longer fits in one piece (another bucket's moves
+  /// interleaved its operands and uses) is fused as the runs of its members,
+  /// in program order, that still fit. Returns the last op created, or null.
+  Operation *fuseSplit(Bucket &bucket, Operation *previous) {
+    renumber();
+    SmallVector<CollectiveOpInterface> members(bucket.members);
+    llvm::sort(members, [&](CollectiveOpInterface a, CollectiveOpInterface b) {
+      return position.lookup(a) < position.lookup(b);
+    });
+    SmallVector<Bucket> runs(1);
+    for (CollectiveOpInterface member : members) {
+      Operation *def = definitionInBlock(member.getInput());
+      Operation *use = firstUseInBlock(member);
+      Bucket &run = runs.back();
+      Operation *lastDef = later(run.lastDef, def);
+      Operation *firstUse = earlier(run.firstUse, use);
+      if (!run.members.empty() && !before(lastDef, firstUse)) {
+        runs.emplace_back();
+        lastDef = def;
+        firstUse = use;
+      }
+      runs.back().members.push_back(member);
+      runs.back().lastDef = lastDef;
+      runs.back().firstUse = firstUse;
+    }
+    Operation *last = nullptr;
+    for (Bucket &run : runs)
+      if (run.members.size() > 1)
+        if (Operation *op = fuse(run, previous, /*split=*/false))
+          previous = last = op;
+    return last;
+  }
+
   /// The first op of this block that uses `op`'s result (directly or in a
   /// nested region), or null. Uses in other blocks are dominated by every op
   /// of this block that dominates `op`, so they do not constrain the fused op.
@@ -359,20 +394,29 @@ private:
   /// or null if the bucket no longer fits anywhere. `previous` is the end of
   /// the bucket fused before: when possible the new one follows it, so the
   /// fused collectives keep the program order of their buckets.
-  Operation *fuse(Bucket &bucket, Operation *previous) {
+  Operation *fuse(Bucket &bucket, Operation *previous, bool split = true) {
     // Check again on the current IR: an earlier bucket may have replaced an
-    // operand of this one by a slice at another position.
+    // operand of this one by a slice at another position, or moved a
+    // member's user up with the producers of its own operand; such users
+    // move back down below the last operand when they can.
     Operation *after = nullptr, *before = nullptr;
-    for (CollectiveOpInterface member : bucket.members) {
-      Operation *def = definitionInBlock(member.getInput());
-      if (def && (!after || after->isBeforeInBlock(def)))
-        after = def;
-      Operation *use = firstUseInBlock(member);
-      if (use && (!before || use->isBeforeInBlock(before)))
-        before = use;
+    auto bounds = [&] {
+      after = before = nullptr;
+      for (CollectiveOpInterface member : bucket.members) {
+        Operation *def = definitionInBlock(member.getInput());
+        if (def && (!after || after->isBeforeInBlock(def)))
+          after = def;
+        Operation *use = firstUseInBlock(member);
+        if (use && (!before || use->isBeforeInBlock(before)))
+          before = use;
+      }
+      return !after || !before || after->isBeforeInBlock(before);
+    };
+    if (!bounds()) {
+      renumber();
+      if (!sinkUsesBelow(after, bucket) || !bounds())
+        return split ? fuseSplit(bucket, previous) : nullptr;
     }
-    if (after && before && !after->isBeforeInBlock(before))
-      return nullptr;
     // Keep the program order of collectives where the data allows: after
     // the bucket fused before, and after the collective that precedes the
     // first member (one that is not bucketed stays where it is).
