@@ -100,9 +100,14 @@ static std::optional<ShardingRule> linalgRule(linalg::LinalgOp op) {
   using Kind = Factor::Kind;
   ShardingRule rule;
   rule.numOperands = raw->getNumOperands();
-  unsigned numLoops = op.getNumLoops();
+  // Named ops build their indexing maps and iterator types on every call:
+  // fetch each once (propagation asks for the rule of every op).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  for (auto [i, it] : llvm::enumerate(op.getIteratorTypesArray())) {
+  unsigned numLoops = iterators.size();
+  bool reduces = llvm::is_contained(iterators, utils::IteratorType::reduction);
+  for (auto [i, it] : llvm::enumerate(iterators)) {
     Factor f;
     f.kind =
         it == utils::IteratorType::reduction ? Kind::Reduction : Kind::Parallel;
@@ -123,7 +128,7 @@ static std::optional<ShardingRule> linalgRule(linalg::LinalgOp op) {
     }
     SmallVector<int> dims;
     SmallVector<int> seen(numLoops, 0);
-    for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
+    for (AffineExpr e : maps[operand.getOperandNumber()].getResults()) {
       auto d = dyn_cast<AffineDimExpr>(e);
       if (!d) {
         dims.push_back(-1);
@@ -139,7 +144,7 @@ static std::optional<ShardingRule> linalgRule(linalg::LinalgOp op) {
   // A parallel loop missing from an init would leave that result's terms
   // spread over ranks.
   for (OpOperand &init : op.getDpsInitsMutable()) {
-    AffineMap map = op.getMatchingIndexingMap(&init);
+    AffineMap map = maps[init.getOperandNumber()];
     for (unsigned l = 0; l < numLoops; ++l)
       if (rule.factors[l].kind == Kind::Parallel && !map.isFunctionOfDim(l))
         rule.factors[l].kind = Kind::NeedReplication;
@@ -150,7 +155,7 @@ static std::optional<ShardingRule> linalgRule(linalg::LinalgOp op) {
     rule.initOf[init->getOperandNumber()] = r.getResultNumber();
     rule.slotDims.push_back(rule.slotDims[init->getOperandNumber()]);
     std::optional<ReduceKind> kind;
-    if (op.getNumReductionLoops() > 0) {
+    if (reduces) {
       kind = combiner(op, r.getResultNumber());
       combinersKnown &= kind.has_value();
     }
