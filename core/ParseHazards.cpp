@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <sys/stat.h>
 
 namespace spmd {
 namespace {
@@ -233,6 +234,22 @@ std::optional<ParseHazard> findParseHazard(std::string_view source) {
     }
   }
   return std::nullopt;
+}
+
+std::string unreadableSourceFile(const std::string &path) {
+  struct stat info;
+  if (path == "-" || ::stat(path.c_str(), &info) != 0)
+    return "";
+  // /dev/null reads as empty, as for mlir-opt.
+  struct stat null;
+  if (S_ISCHR(info.st_mode) && ::stat("/dev/null", &null) == 0 &&
+      info.st_rdev == null.st_rdev)
+    return "";
+  if (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode))
+    return "is a device, not a program file";
+  if (S_ISSOCK(info.st_mode))
+    return "is a socket, not a program file";
+  return "";
 }
 
 } // namespace spmd

@@ -36,6 +36,13 @@ struct ParseHazard {
 /// does not go through the custom parsers) has none.
 std::optional<ParseHazard> findParseHazard(std::string_view source);
 
+/// Why the source file `path` must not be read whole, if it must not: a
+/// device (/dev/zero never ends; LLVM aborts when memory runs out) or a
+/// socket. Regular files, /dev/null, pipes (a shell's `<(...)`, read as a
+/// stream like stdin) and "-" (stdin) are read. Empty if it can be read, or if
+/// it does not exist (opening it then says why).
+std::string unreadableSourceFile(const std::string &path);
+
 } // namespace spmd
 
 #endif // SPMD_CORE_PARSEHAZARDS_H

@@ -26,7 +26,11 @@ using namespace spmd;
 OwningOpRef<ModuleOp> spmd::parseProgramFile(StringRef file,
                                              llvm::SourceMgr &sourceMgr,
                                              MLIRContext *ctx) {
-  std::string error;
+  std::string error = unreadableSourceFile(file.str());
+  if (!error.empty()) {
+    emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;
+    return nullptr;
+  }
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(file, &error);
   if (!buffer) {
     emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;

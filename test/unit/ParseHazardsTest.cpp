@@ -101,4 +101,13 @@ TEST(ParseHazards, NotTheCustomSyntax) {
     EXPECT_EQ(findParseHazard(text), std::nullopt) << text;
 }
 
+TEST(ParseHazards, SourceFiles) {
+  EXPECT_EQ(unreadableSourceFile("/dev/zero"),
+            "is a device, not a program file");
+  EXPECT_EQ(unreadableSourceFile("/dev/null"), "");
+  EXPECT_EQ(unreadableSourceFile("-"), "");
+  EXPECT_EQ(unreadableSourceFile("/nonexistent/file.mlir"), "");
+  EXPECT_EQ(unreadableSourceFile("/proc/self/exe"), ""); // a regular file
+}
+
 } // namespace

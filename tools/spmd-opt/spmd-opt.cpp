@@ -37,7 +37,11 @@ static mlir::LogicalResult run(int argc, char **argv,
       mlir::MlirOptMainConfig::createFromCLOptions();
   // --show-dialects and --list-passes read no input; MlirOptMain also says
   // why an input or output file cannot be opened.
-  std::string error;
+  std::string error = spmd::unreadableSourceFile(inputFile);
+  if (!error.empty()) {
+    llvm::errs() << inputFile << ": " << error << "\n";
+    return mlir::failure();
+  }
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (!config.shouldShowDialects() && !config.shouldListPasses())
     input = mlir::openInputFile(inputFile, &error);
