@@ -170,14 +170,21 @@ std::string Mesh::validate() const {
 
 int64_t chunkCapacity(int64_t n, int64_t k) {
   assert(k > 0 && n >= 0);
-  return (n + k - 1) / k;
+  // Not (n + k - 1) / k, which wraps negative for n near INT64_MAX.
+  return n / k + (n % k != 0);
 }
 
 Range chunkRange(int64_t n, int64_t k, int64_t index) {
   assert(index >= 0 && index < k);
   int64_t c = chunkCapacity(n, k);
-  int64_t begin = std::min(n, index * c);
-  int64_t end = std::min(n, (index + 1) * c);
+  // A chunk's start, clamped to n: past it (trailing empty chunks) the
+  // product may pass int64 too.
+  auto start = [&](int64_t i) {
+    std::optional<int64_t> s = checkedMul(i, c);
+    return s ? std::min(n, *s) : n;
+  };
+  int64_t begin = start(index);
+  int64_t end = start(index + 1);
   return {begin, end - begin};
 }
 

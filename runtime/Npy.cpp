@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <memory>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace spmd {
 
@@ -249,11 +251,18 @@ Status parseNpy(const std::string &name, const char *bytes, size_t size,
 
 Status readNpy(const std::string &path, NpyArray &array) {
   errno = 0;
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f)
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever,
+  // before the check below could refuse it. (Regular files ignore it.)
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+  File f(::fdopen(fd, "rb"));
+  if (!f) {
+    ::close(fd);
+    return fileError(path, std::string("cannot open: ") + std::strerror(errno));
+  }
   struct stat info;
-  if (fstat(fileno(f.get()), &info) != 0)
+  if (fstat(fd, &info) != 0)
     return fileError(path, std::string("cannot stat: ") + std::strerror(errno));
   if (S_ISDIR(info.st_mode))
     return fileError(path, "is a directory, not a .npy file");

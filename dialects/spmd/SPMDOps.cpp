@@ -155,9 +155,13 @@ LogicalResult RandomOp::verify() {
 
 LogicalResult MeshOp::verify() {
   std::string error = toMesh().validate();
-  if (!error.empty())
-    return emitOpError() << error;
-  return success();
+  if (error.empty())
+    return success();
+  // "mesh has ..." -> "mesh @name has ...": the error names the mesh.
+  StringRef rest(error);
+  if (rest.consume_front("mesh "))
+    return emitOpError() << "mesh @" << getSymName() << " " << rest;
+  return emitOpError() << error;
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,7 +5,6 @@
 #include "targets/plan/PlanLoader.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -20,7 +19,7 @@ LogicalResult loadCpuProgram(MLIRContext &ctx, const std::string &file,
     llvm::raw_string_ostream os(text);
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, os);
-    program.module = parseSourceFile<ModuleOp>(file, sourceMgr, &ctx);
+    program.module = parseProgramFile(file, sourceMgr, &ctx);
     if (!program.module) {
       error = file + ": cannot parse the program\n" + text;
       return failure();

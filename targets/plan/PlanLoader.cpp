@@ -2,6 +2,7 @@
 
 #include "targets/plan/PlanLoader.h"
 
+#include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 #include "passes/Passes.h"
@@ -10,8 +11,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -19,6 +22,31 @@
 
 using namespace mlir;
 using namespace spmd;
+
+OwningOpRef<ModuleOp> spmd::parseProgramFile(StringRef file,
+                                             llvm::SourceMgr &sourceMgr,
+                                             MLIRContext *ctx) {
+  std::string error = unreadableSourceFile(file.str());
+  if (!error.empty()) {
+    emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;
+    return nullptr;
+  }
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(file, &error);
+  if (!buffer) {
+    emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;
+    return nullptr;
+  }
+  std::optional<ParseHazard> hazard = findParseHazard(buffer->getBuffer());
+  const char *start = buffer->getBufferStart();
+  unsigned id = sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  if (hazard) {
+    auto [line, column] = sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(start + hazard->offset), id);
+    emitError(FileLineColLoc::get(ctx, file, line, column)) << hazard->message;
+    return nullptr;
+  }
+  return parseSourceFile<ModuleOp>(sourceMgr, ctx);
+}
 
 LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,
                                        llvm::function_ref<LogicalResult()> fn) {

@@ -14,11 +14,21 @@
 #include "runtime/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <memory>
 #include <optional>
 
 namespace spmd {
+
+/// Parses the program or plan in `file` (text or bytecode) into
+/// `sourceMgr`, reporting errors through `ctx`'s diagnostics; null on
+/// failure. Text that upstream MLIR's parser would crash on
+/// (core/ParseHazards.h) is an error at its position instead.
+mlir::OwningOpRef<mlir::ModuleOp> parseProgramFile(llvm::StringRef file,
+                                                   llvm::SourceMgr &sourceMgr,
+                                                   mlir::MLIRContext *ctx);
 
 /// Runs spmd-compile{partition=`partition`} on `module` unless it is a plan
 /// already (a global annotated program is partitioned first with "auto"; "off"

@@ -70,6 +70,21 @@ TEST(Chunk, ExhaustiveAgainstReference) {
   }
 }
 
+TEST(Chunk, SizesNearInt64Max) {
+  // (n + k - 1) / k wrapped negative: a global dim of INT64_MAX elements
+  // on 4 devices became local tensors of -2305843009213693951 elements.
+  constexpr int64_t kMax = INT64_MAX;
+  EXPECT_EQ(chunkCapacity(kMax, 4), int64_t(1) << 61);
+  EXPECT_EQ(chunkSizes(kMax, 4),
+            (std::vector<int64_t>{int64_t(1) << 61, int64_t(1) << 61,
+                                  int64_t(1) << 61, (int64_t(1) << 61) - 1}));
+  EXPECT_EQ(chunkRange(kMax, 4, 3),
+            (Range{3 * (int64_t(1) << 61), (int64_t(1) << 61) - 1}));
+  // Trailing empty chunks whose start index * capacity passes int64.
+  EXPECT_EQ(chunkRange(kMax - 1, kMax, kMax - 1), (Range{kMax - 1, 0}));
+  EXPECT_EQ(chunkRange(kMax, 3, 2).offset + chunkRange(kMax, 3, 2).size, kMax);
+}
+
 TEST(Chunk, NestedExamples) {
   // n=5 on 2x2 as [S(0), S(0)]: 2,1,1,1 (not the flat 2,2,1,0).
   Mesh m = mesh({2, 2});

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace spmd;
@@ -303,6 +304,11 @@ TEST_F(Npy, ErrorsNameTheFileAndTheProblem) {
             "'/dev/null': is not a regular file (a device, pipe or socket)");
   EXPECT_EQ(readNpy("/dev/zero", *std::make_unique<NpyArray>()).message(),
             "'/dev/zero': is not a regular file (a device, pipe or socket)");
+  // Nor pipes: opening a FIFO without a writer used to wait forever.
+  ASSERT_EQ(mkfifo(path("fifo.npy").c_str(), 0600), 0);
+  EXPECT_EQ(readError("fifo.npy"), "'" + path("fifo.npy") +
+                                       "': is not a regular file (a device, "
+                                       "pipe or socket)");
   writeRaw("empty.npy", "");
   EXPECT_EQ(readError("empty.npy"),
             "'" + path("empty.npy") + "': not a .npy file (bad magic)");

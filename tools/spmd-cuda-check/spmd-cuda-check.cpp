@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+      spmd::parseProgramFile(inputFile, sourceMgr, &context);
   if (!module)
     return fail("cannot parse " + inputFile);
   std::string error;

@@ -119,6 +119,10 @@ static llvm::cl::opt<int64_t>
              llvm::cl::desc("this rank fails before --test-fail-step"));
 static llvm::cl::opt<int64_t> failStep("test-fail-step", llvm::cl::Hidden,
                                        llvm::cl::init(0));
+static llvm::cl::opt<int64_t> exitRank(
+    "test-exit-rank", llvm::cl::Hidden, llvm::cl::init(-1),
+    llvm::cl::desc("under mpirun, this process calls exit(1) after reading "
+                   "its inputs, as library code may, bypassing die()"));
 static llvm::cl::opt<int64_t> mismatchRank(
     "test-mismatch-rank", llvm::cl::Hidden, llvm::cl::init(-1),
     llvm::cl::desc("this rank's collectives carry a different fingerprint"));
@@ -144,6 +148,18 @@ static llvm::cl::opt<std::string>
                                      "folder)"));
 
 namespace {
+/// Set once this process's ranks have run: an mpirun process that exits
+/// before (through exit() in code that does not know about MPI, such as
+/// LLVM's fatal errors) must stop the job rather than wait in MPI_Finalize
+/// for the others, which wait for it.
+bool ranksHaveRun = false;
+
+void finalizeMpiAtExit() {
+  if (!ranksHaveRun && MpiRun::active())
+    MpiRun::abortJob("spmd-run: exited before its rank ran; stopping the job");
+  MpiRun::finalize();
+}
+
 [[noreturn]] void die(const std::string &message) {
   // Under mpirun an error of one rank stops the whole job: exiting alone
   // would leave this rank in MPI_Finalize and the others waiting for it.
@@ -464,7 +480,7 @@ int main(int argc, char **argv) {
     if (std::string err = MpiRun::initialize(&argc, &argv); !err.empty())
       die("--comm mpi: " + err);
     // Rank 0 goes on to assemble and check; it finalizes however it exits.
-    std::atexit(MpiRun::finalize);
+    std::atexit(finalizeMpiAtExit);
   }
   checkOptions();
 
@@ -493,10 +509,15 @@ int main(int argc, char **argv) {
     printMemory(schedule, run.local);
   run.fed = feedablePrefix(schedule);
   reportFeeding(schedule, run.fed);
+  if (const char *r = std::getenv("OMPI_COMM_WORLD_RANK");
+      exitRank >= 0 && commKind == "mpi" && r && std::to_string(exitRank) == r)
+    std::exit(1);
 
   // All ranks as threads of this process (inproc), or this process's rank
   // of an mpirun job (mpi).
-  if (!run.runRanks()) {
+  bool assembles = run.runRanks();
+  ranksHaveRun = true;
+  if (!assembles) {
     MpiRun::finalize();
     return 0;
   }

@@ -1,21 +1,21 @@
 // RUN: spmd-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{'spmd.mesh' op mesh axis name 'dp' is used twice}}
+// expected-error @+1 {{'spmd.mesh' op mesh @m axis name 'dp' is used twice}}
 spmd.mesh @m ["dp"=2, "dp"=4]
 
 // -----
 
-// expected-error @+1 {{'spmd.mesh' op mesh axis 'tp' has non-positive size 0}}
+// expected-error @+1 {{'spmd.mesh' op mesh @m axis 'tp' has non-positive size 0}}
 spmd.mesh @m ["dp"=2, "tp"=0]
 
 // -----
 
-// expected-error @+1 {{'spmd.mesh' op mesh has no axes}}
+// expected-error @+1 {{'spmd.mesh' op mesh @m has no axes}}
 spmd.mesh @m []
 
 // -----
 
-// expected-error @+1 {{'spmd.mesh' op mesh axis 0 has an empty name}}
+// expected-error @+1 {{'spmd.mesh' op mesh @m axis 0 has an empty name}}
 spmd.mesh @m [""=2]
 
 // -----

@@ -3,12 +3,12 @@
 // values, crashes or hangs.
 
 // The partitioner enumerates every device: 2^40 of them would hang.
-// expected-error @+1 {{'spmd.mesh' op mesh has 1099511627776 devices, more than the supported 2^20 (1048576)}}
+// expected-error @+1 {{'spmd.mesh' op mesh @mesh has 1099511627776 devices, more than the supported 2^20 (1048576)}}
 spmd.mesh @mesh ["x"=1099511627776]
 
 // -----
 
-// expected-error @+1 {{'spmd.mesh' op mesh has a device count that overflows int64, more than the supported 2^20}}
+// expected-error @+1 {{'spmd.mesh' op mesh @mesh has a device count that overflows int64, more than the supported 2^20}}
 spmd.mesh @mesh ["x"=4294967296, "y"=4294967296]
 
 // -----

@@ -1,0 +1,255 @@
+//===- ParseHazards.cpp - Source text upstream MLIR's parser crashes on ---===//
+
+#include "core/ParseHazards.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <sys/stat.h>
+
+namespace spmd {
+namespace {
+
+/// The ops whose custom parser stores an unchecked DenseI64ArrayAttr, and
+/// the keyword that introduces it.
+struct HazardousOp {
+  std::string_view name;
+  std::string_view keyword;
+};
+constexpr HazardousOp kHazardousOps[] = {
+    {"linalg.transpose", "permutation"},
+    {"linalg.broadcast", "dimensions"},
+    {"linalg.reduce", "dimensions"},
+};
+
+bool isIdStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdChar(char c) {
+  return isIdStart(c) || isDigit(c) || c == '$' || c == '.';
+}
+int hexValue(char c) {
+  if (isDigit(c))
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/// A cursor over the source with MLIR's lexical rules for what it skips.
+class Scanner {
+public:
+  explicit Scanner(std::string_view s) : s(s) {}
+
+  bool done() const { return i >= s.size(); }
+  char peek(size_t ahead = 0) const {
+    return i + ahead < s.size() ? s[i + ahead] : '\0';
+  }
+  size_t pos() const { return i; }
+  void advance(size_t n = 1) { i = std::min(s.size(), i + n); }
+
+  /// Skips whitespace and `//` comments (MLIR's only comments).
+  void skipSpace() {
+    while (!done()) {
+      char c = peek();
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+        advance();
+      else if (c == '/' && peek(1) == '/')
+        skipLine();
+      else
+        break;
+    }
+  }
+  void skipLine() {
+    while (!done() && peek() != '\n')
+      advance();
+  }
+  /// At `"`: past the closing quote (escapes included).
+  void skipString() {
+    advance();
+    while (!done() && peek() != '"')
+      advance(peek() == '\\' ? 2 : 1);
+    advance();
+  }
+  /// A bare identifier starting here (letters, digits, `_`, `$`, `.`).
+  std::string_view identifier() {
+    size_t start = i;
+    while (!done() && isIdChar(peek()))
+      advance();
+    return s.substr(start, i - start);
+  }
+  /// Whether the word `w` starts here and is not the prefix of a longer
+  /// identifier; if so, moves past it.
+  bool word(std::string_view w) {
+    if (s.substr(i, w.size()) != w || isIdChar(peek(w.size())))
+      return false;
+    advance(w.size());
+    return true;
+  }
+
+  /// After an op name: moves past the first `keyword` outside (), [] and
+  /// {}, before the op's text can have ended (an SSA name or block label
+  /// outside them, or a closing brace of the enclosing region). False if
+  /// there is none: the parser then fails cleanly on a missing keyword.
+  bool findKeyword(std::string_view keyword) {
+    int depth = 0;
+    while (!done()) {
+      char c = peek();
+      if (c == '/' && peek(1) == '/') {
+        skipLine();
+      } else if (c == '"') {
+        skipString();
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+        advance();
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (--depth < 0)
+          return false;
+        advance();
+      } else if (depth == 0 && (c == '%' || c == '^')) {
+        return false;
+      } else if (isIdStart(c)) {
+        if (identifier() == keyword && depth == 0)
+          return true;
+      } else {
+        advance();
+      }
+    }
+    return false;
+  }
+
+  /// An element as DenseI64ArrayAttr's parser reads it: `true`, `false`,
+  /// or an optional `-` and a decimal or `0x` hexadecimal integer that fits
+  /// int64. Moves past it; false if it is not one.
+  bool int64Element() {
+    bool negative = false;
+    if (peek() == '-') {
+      negative = true;
+      advance();
+      skipSpace();
+    } else if (word("true") || word("false")) {
+      return true;
+    }
+    if (!isDigit(peek()))
+      return false;
+    int base = 10;
+    if (peek() == '0' && peek(1) == 'x') {
+      if (hexValue(peek(2)) < 0)
+        return false; // `0x` alone: the parser reads 0 and then fails
+      base = 16;
+      advance(2);
+    }
+    // The magnitude may reach 2^63 for a negative value.
+    const uint64_t limit = uint64_t(INT64_MAX) + (negative ? 1 : 0);
+    uint64_t value = 0;
+    bool overflow = false;
+    while (!done()) {
+      int digit = hexValue(peek());
+      if (base == 10 && !isDigit(peek()))
+        digit = -1;
+      if (digit < 0)
+        break;
+      if (value > (limit - digit) / base)
+        overflow = true;
+      else
+        value = value * base + digit;
+      advance();
+    }
+    return !overflow;
+  }
+
+  /// At what follows a keyword: `= [e, e, ...]` with elements that parse
+  /// as int64. Returns the offset where it goes wrong, or std::nullopt
+  /// when the list is fine or there is no `=` (a clean parse error).
+  std::optional<size_t> badList() {
+    skipSpace();
+    if (peek() != '=')
+      return std::nullopt;
+    advance();
+    skipSpace();
+    if (peek() != '[')
+      return pos();
+    advance();
+    skipSpace();
+    if (peek() == ']')
+      return std::nullopt;
+    while (true) {
+      size_t at = pos();
+      // `1.5`, `1e3`, `12abc`: not an integer token either.
+      if (!int64Element() || isIdChar(peek()))
+        return at;
+      skipSpace();
+      if (peek() == ']')
+        return std::nullopt;
+      if (peek() != ',')
+        return pos();
+      advance();
+      skipSpace();
+    }
+  }
+
+private:
+  std::string_view s;
+  size_t i = 0;
+};
+
+} // namespace
+
+std::optional<ParseHazard> findParseHazard(std::string_view source) {
+  if (source.substr(0, 4) == "ML\xEFR") // MLIR bytecode
+    return std::nullopt;
+  Scanner scan(source);
+  while (!scan.done()) {
+    char c = scan.peek();
+    if (c == '/' && scan.peek(1) == '/') {
+      scan.skipLine();
+    } else if (c == '"') {
+      scan.skipString();
+    } else if (c == '%' || c == '@' || c == '^' || c == '#' || c == '!') {
+      // An SSA name, symbol, block label or alias: not an op name.
+      scan.advance();
+      scan.identifier();
+    } else if (isIdStart(c)) {
+      std::string_view name = scan.identifier();
+      for (const HazardousOp &op : kHazardousOps) {
+        if (name != op.name)
+          continue;
+        Scanner at = scan;
+        if (!at.findKeyword(op.keyword))
+          break;
+        if (std::optional<size_t> bad = at.badList())
+          return ParseHazard{*bad, "'" + std::string(op.name) + "' " +
+                                       std::string(op.keyword) +
+                                       " is not a list of 64-bit integers"};
+        break;
+      }
+    } else if (isDigit(c)) {
+      // A number, or a dimension list such as 4x8xf32: not an op name.
+      scan.advance();
+      scan.identifier();
+    } else {
+      scan.advance();
+    }
+  }
+  return std::nullopt;
+}
+
+std::string unreadableSourceFile(const std::string &path) {
+  struct stat info;
+  if (path == "-" || ::stat(path.c_str(), &info) != 0)
+    return "";
+  // /dev/null reads as empty, as for mlir-opt.
+  struct stat null;
+  if (S_ISCHR(info.st_mode) && ::stat("/dev/null", &null) == 0 &&
+      info.st_rdev == null.st_rdev)
+    return "";
+  if (S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode))
+    return "is a device, not a program file";
+  if (S_ISSOCK(info.st_mode))
+    return "is a socket, not a program file";
+  return "";
+}
+
+} // namespace spmd
