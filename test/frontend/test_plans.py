@@ -200,9 +200,13 @@ class PlanTest(unittest.TestCase):
                                     mesh="dp=2,tp=2", plan=tp_plan.plan, fsdp=True,
                                     optimizer=st.Adam())
         L = self.layouts(prog)
-        self.assertEqual(L["layers.0.attention.wq.weight"], "[S(0), S(0)]")
-        self.assertEqual(L["layers.0.attention.wq.weight.exp_avg"], "[S(0), S(0)]")
+        # FSDP shards the dim TP leaves whole, so a gradient partial on dp
+        # and sharded on tp is reduce-scattered in place; a TP-sharded vector
+        # stays whole on dp.
+        self.assertEqual(L["layers.0.attention.wq.weight"], "[S(1), S(0)]")
+        self.assertEqual(L["layers.0.attention.wq.weight.exp_avg"], "[S(1), S(0)]")
         self.assertEqual(L["layers.0.attention.wo.weight"], "[S(0), S(1)]")
+        self.assertEqual(L["layers.0.feed_forward.w1.bias"], "[R, S(0)]")
         self.assertEqual(L["layers.0.feed_forward.w2.bias"], "[S(0), R]")
         self.assertEqual(L["layers.0.attention_norm.weight"], "[S(0), R]")
         self.assertEqual(L["step"], "[R, R]")
