@@ -89,3 +89,83 @@ func.func @no_backward(%v: tensor<8xf32>) -> tensor<8xf32> {
     } -> tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// A 16-bit backward is left alone: computed from 1 instead of -1/count, a
+// summed loss's gradients could overflow f16.
+#idh = affine_map<(i, j) -> (i, j)>
+#scalarh = affine_map<(i, j) -> ()>
+#scalarh0 = affine_map<() -> ()>
+// CHECK-LABEL: func.func @half_backward
+// CHECK-NOT: arith.constant dense<1.0
+// CHECK: return
+func.func @half_backward(%x: tensor<8x4xf16>, %mask: tensor<8xf32>,
+                         %dy: tensor<8x3xf16>) -> tensor<4x3xf16> {
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : f16
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %count = linalg.reduce ins(%mask : tensor<8xf32>) outs(%z0 : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %seed = linalg.generic {indexing_maps = [#scalarh0, #scalarh0], iterator_types = []}
+      ins(%count : tensor<f32>) outs(%e0 : tensor<f32>) {
+    ^bb0(%c: f32, %o: f32):
+      %m1 = arith.constant -1.0 : f32
+      %q = arith.divf %m1, %c : f32
+      linalg.yield %q : f32
+    } -> tensor<f32>
+  %e1 = tensor.empty() : tensor<8x3xf16>
+  %dz = linalg.generic {indexing_maps = [#idh, #scalarh, #idh], iterator_types = ["parallel", "parallel"]}
+      ins(%dy, %seed : tensor<8x3xf16>, tensor<f32>) outs(%e1 : tensor<8x3xf16>) {
+    ^bb0(%a: f16, %b: f32, %o: f16):
+      %bh = arith.truncf %b : f32 to f16
+      %p = arith.mulf %a, %bh : f16
+      linalg.yield %p : f16
+    } -> tensor<8x3xf16>
+  %e2 = tensor.empty() : tensor<4x8xf16>
+  %xt = linalg.transpose ins(%x : tensor<8x4xf16>) outs(%e2 : tensor<4x8xf16>) permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<4x3xf16>
+  %z3 = linalg.fill ins(%zh : f16) outs(%e3 : tensor<4x3xf16>) -> tensor<4x3xf16>
+  %dw = linalg.matmul ins(%xt, %dz : tensor<4x8xf16>, tensor<8x3xf16>) outs(%z3 : tensor<4x3xf16>) -> tensor<4x3xf16>
+  return %dw : tensor<4x3xf16>
+}
+
+// -----
+
+// The seed reaches the contraction only through a non-linear op (exp):
+// the backward is not linear in it, nothing changes.
+#idn = affine_map<(i, j) -> (i, j)>
+#scalarn = affine_map<(i, j) -> ()>
+#scalarn0 = affine_map<() -> ()>
+// CHECK-LABEL: func.func @not_linear
+// CHECK-NOT: arith.constant dense<1.0
+// CHECK: return
+func.func @not_linear(%x: tensor<8x4xf32>, %mask: tensor<8xf32>,
+                      %dy: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %count = linalg.reduce ins(%mask : tensor<8xf32>) outs(%z0 : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %e1 = tensor.empty() : tensor<8x3xf32>
+  %dz = linalg.generic {indexing_maps = [#idn, #scalarn, #idn], iterator_types = ["parallel", "parallel"]}
+      ins(%dy, %count : tensor<8x3xf32>, tensor<f32>) outs(%e1 : tensor<8x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %p = arith.mulf %a, %b : f32
+      %q = math.exp %p : f32
+      linalg.yield %q : f32
+    } -> tensor<8x3xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %xt = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e2 : tensor<4x8xf32>) permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<4x3xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %dw = linalg.matmul ins(%xt, %dz : tensor<4x8xf32>, tensor<8x3xf32>) outs(%z3 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %dw : tensor<4x3xf32>
+}
