@@ -31,6 +31,15 @@ if os.path.exists(os.path.join(config.spmd_obj_root, "targets", "cuda",
 if os.path.exists(os.path.join(config.spmd_obj_root, "test", "unit",
                                "libspmd-fake-libcuda.so")):
     config.available_features.add("fake-libcuda")
+# A CPU with the AVX-512 subsets OpenBLAS's SkylakeX kernels use.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((l.split(":", 1)[1].split() for l in cpuinfo
+                      if l.startswith("flags")), [])
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags):
+        config.available_features.add("avx512")
+except OSError:
+    pass
 # A machine with an NVIDIA GPU and its driver: the GPU runs of the generated
 # kernels (the device nodes exist only where the driver is loaded).
 if os.path.exists("/dev/nvidiactl") and os.path.exists("/dev/nvidia0"):

@@ -26,6 +26,7 @@
 #include "targets/cuda/CudaBackend.h"
 
 #include "dialects/spmd/SPMDDialect.h"
+#include "runtime/BlasCore.h"
 #include "runtime/Check.h"
 #include "runtime/GlobalIO.h"
 #include "runtime/RankSteps.h"
@@ -92,6 +93,10 @@ static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
 static llvm::cl::opt<bool> printPlan("print-plan",
                                      llvm::cl::desc("print the schedule"));
+static llvm::cl::opt<bool>
+    printBlas("print-blas",
+              llvm::cl::desc("print the BLAS library and the CPU core its "
+                             "kernels are for"));
 static llvm::cl::opt<std::string>
     traceFile("trace",
               llvm::cl::desc("write a Chrome trace (JSON trace events; opens "
@@ -177,7 +182,7 @@ void parseOptions(int argc, char **argv) {
            &inputDir,       &seed,          &outputDir,
            &check,          &atolOpt,       &rtolOpt,
            &referenceFile,  &partitionMode, &steps,
-           &printPlan,      &commKind,      &verifyCollectives,
+           &printPlan,      &printBlas,     &commKind,      &verifyCollectives,
            &timeoutSeconds, &backendKind,   &cudaGraph,
            &allowTF32,      &emuCxx,        &emuDir,
            &traceFile,      &profile})
@@ -469,8 +474,13 @@ int checkResults(MLIRContext &ctx, const Run &run,
 } // namespace
 
 int main(int argc, char **argv) {
+  // Before anything else: OpenBLAS reads OPENBLAS_CORETYPE only when it
+  // loads, so a better core than its fallback needs a fresh start.
+  spmd::reexecForBlasCore(argv);
   llvm::InitLLVM init(argc, argv);
   parseOptions(argc, argv);
+  if (printBlas)
+    llvm::outs() << "blas: " << spmd::describeBlas() << "\n";
   DialectRegistry registry;
   registerEverything(registry);
   MLIRContext ctx(registry);

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/BlasCore.h"
 #include "runtime/GlobalIO.h"
 #include "runtime/RankSteps.h"
 #include "runtime/Ranks.h"
@@ -130,6 +131,8 @@ PYBIND11_MODULE(_spmd_runtime, m) {
       "mpi_abort", [](const std::string &reason) { MpiRun::abortJob(reason); },
       "Prints the reason and stops every process of the job.");
   m.def("mpi_active", [] { return MpiRun::active(); });
+  m.def("blas_info", &spmd::describeBlas,
+        "The BLAS library and the CPU core its kernels are for.");
 
   py::class_<PyProgram, std::shared_ptr<PyProgram>>(m, "Program")
       .def(py::init([](const std::string &path, const std::string &entry,

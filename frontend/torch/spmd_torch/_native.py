@@ -22,6 +22,28 @@ def _preload_mpi():
             pass
 
 
+def _choose_blas_core():
+    """OpenBLAS picks its kernels from the CPU model when it loads and falls
+    back to Prescott's SSE3 ones for a model it does not know (virtual CPUs
+    with AVX-512 among them); OPENBLAS_CORETYPE is read only then, so it is
+    set, from the CPU's features, before the runtime module loads OpenBLAS
+    (spmd-run re-executes itself for the same reason). The user's own
+    setting stands."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                          if line.startswith("flags")), [])
+    except OSError:
+        return
+    flags = set(flags)
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
 def runtime():
     global _module
     if _module is not None:
@@ -35,6 +57,7 @@ def runtime():
     if any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
                                      "PMIX_RANK")):
         _preload_mpi()
+    _choose_blas_core()
     try:
         _module = importlib.import_module("_spmd_runtime")
     except ImportError as e:
