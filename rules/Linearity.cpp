@@ -69,7 +69,8 @@ spmd::Dep spmd::dependence(Value v, const llvm::DenseSet<Value> &terms,
       Dep d = dependence(b, terms, body, kind, memo);
       if (d != Dep::Const)
         return d;
-      bool zero = matchPattern(b, m_AnyZeroFloat()) || matchPattern(b, m_Zero());
+      bool zero =
+          matchPattern(b, m_AnyZeroFloat()) || matchPattern(b, m_Zero());
       return kind == ReduceKind::Max || kind == ReduceKind::Min || zero
                  ? Dep::Term
                  : Dep::Bad;

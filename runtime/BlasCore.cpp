@@ -22,7 +22,7 @@ std::string spmd::betterBlasCore() {
 #if defined(__x86_64__) && defined(__GNUC__)
   // The cores OpenBLAS falls back to for a model it does not know; a
   // recognised recent core is left alone.
-  static const char *const fallbacks[] = {"Prescott", "Core2",  "Penryn",
+  static const char *const fallbacks[] = {"Prescott",   "Core2",   "Penryn",
                                           "Dunnington", "Nehalem", "Atom"};
   std::string core = blasCoreName();
   bool fallback = false;

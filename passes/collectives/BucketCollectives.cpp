@@ -495,9 +495,9 @@ private:
     for (CollectiveOpInterface member : bucket.members) {
       Value input = member.getInput();
       if (!gather && leadingOf(member) != 1)
-        input = swapOuter(builder, loc,
-                          reshape(builder, loc, input,
-                                  {leadingOf(member), k, -1}));
+        input =
+            swapOuter(builder, loc,
+                      reshape(builder, loc, input, {leadingOf(member), k, -1}));
       rows.push_back(reshape(builder, loc, input, {gather ? 1 : k, -1}));
     }
     Value concat = tensor::ConcatOp::create(builder, loc, /*dim=*/1, rows);
@@ -524,10 +524,9 @@ private:
           continue;
         Location memberLoc = member.getLoc();
         Value chunks = reshape(builder, memberLoc, result, {k, lead, -1});
-        result = reshape(builder, memberLoc,
-                         swapOuter(builder, memberLoc, chunks),
-                         cast<RankedTensorType>(member->getResult(0).getType())
-                             .getShape());
+        result = reshape(
+            builder, memberLoc, swapOuter(builder, memberLoc, chunks),
+            cast<RankedTensorType>(member->getResult(0).getType()).getShape());
       }
     return results;
   }

@@ -168,7 +168,8 @@ void fillGroup(Collective &c, CollectiveOpInterface op,
     c.groupSize *= mesh.getAxisSizes()[axis];
   auto global =
       op->getAttrOfType<TypeAttr>(SPMDDialect::kResultGlobalTypeAttrName);
-  auto layout = op->getAttrOfType<LayoutAttr>(SPMDDialect::kResultLayoutAttrName);
+  auto layout =
+      op->getAttrOfType<LayoutAttr>(SPMDDialect::kResultLayoutAttrName);
   if (global && layout)
     if (auto globalType = dyn_cast<RankedTensorType>(global.getValue());
         globalType && globalType.hasStaticShape())

@@ -20,9 +20,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/Dominance.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace spmd {
@@ -193,8 +193,7 @@ private:
       return false;
     auto scaleOp = op.getInput().getDefiningOp<linalg::GenericOp>();
     if (!scaleOp || !scaleOp->hasOneUse() || scaleOp.getNumDpsInputs() != 2 ||
-        scaleOp.getNumResults() != 1 ||
-        scaleOp.getNumReductionLoops() != 0)
+        scaleOp.getNumResults() != 1 || scaleOp.getNumReductionLoops() != 0)
       return false;
     // Which input is the tensor and which the 0-d scale, and the body.
     Block *body = scaleOp.getBlock();
@@ -242,7 +241,8 @@ private:
                                          type.getElementType(), dynamicSizes);
     unsigned rank = type.getRank();
     MLIRContext *ctx = builder.getContext();
-    SmallVector<AffineMap> maps(3, AffineMap::getMultiDimIdentityMap(rank, ctx));
+    SmallVector<AffineMap> maps(3,
+                                AffineMap::getMultiDimIdentityMap(rank, ctx));
     maps[1 - tensorInput] = AffineMap::get(rank, 0, ctx);
     SmallVector<Value> inputs(2);
     inputs[tensorInput] = result;

@@ -79,8 +79,8 @@ llvm::DenseSet<Value> reductionDerived(Block &block) {
 /// f32 or f64 tensors: a closure of narrower floats is left alone.
 bool isWideFloatTensor(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && (type.getElementType().isF32() ||
-                  type.getElementType().isF64());
+  return type &&
+         (type.getElementType().isF32() || type.getElementType().isF64());
 }
 
 bool isContraction(Operation *op) {
@@ -124,9 +124,8 @@ bool isLinearIn(Operation *op, ArrayRef<unsigned> operands,
   }
   std::optional<SmallVector<spmd::Dep>> deps =
       spmd::resultDependence(op, terms, spmd::ReduceKind::Sum);
-  return deps && llvm::all_of(*deps, [](spmd::Dep d) {
-           return d == spmd::Dep::Term;
-         });
+  return deps &&
+         llvm::all_of(*deps, [](spmd::Dep d) { return d == spmd::Dep::Term; });
 }
 
 /// The closure of `scalar`: the ops that read values depending on it, in

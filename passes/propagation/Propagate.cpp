@@ -760,9 +760,8 @@ struct SPMDPropagatePass
     std::optional<::spmd::DeviceProfile> profile =
         ::spmd::deviceProfile(device);
     if (!profile) {
-      getOperation().emitError()
-          << "spmd-propagate: unknown device '" << device
-          << "' (known: h100, cpu)";
+      getOperation().emitError() << "spmd-propagate: unknown device '" << device
+                                 << "' (known: h100, cpu)";
       return signalPassFailure();
     }
     bool failed = false;

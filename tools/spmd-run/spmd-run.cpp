@@ -178,14 +178,12 @@ void parseOptions(int argc, char **argv) {
   // --help lists spmd-run's options, not the hundreds libLLVM registers.
   static llvm::cl::OptionCategory runCategory("spmd-run options");
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
-           &inputFile,      &entryName,     &ranksOpt,
-           &inputDir,       &seed,          &outputDir,
-           &check,          &atolOpt,       &rtolOpt,
-           &referenceFile,  &partitionMode, &steps,
+           &inputFile,      &entryName,     &ranksOpt,      &inputDir,
+           &seed,           &outputDir,     &check,         &atolOpt,
+           &rtolOpt,        &referenceFile, &partitionMode, &steps,
            &printPlan,      &printBlas,     &commKind,      &verifyCollectives,
-           &timeoutSeconds, &backendKind,   &cudaGraph,
-           &allowTF32,      &emuCxx,        &emuDir,
-           &traceFile,      &profile})
+           &timeoutSeconds, &backendKind,   &cudaGraph,     &allowTF32,
+           &emuCxx,         &emuDir,        &traceFile,     &profile})
     opt->addCategory(runCategory);
   llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
