@@ -87,22 +87,27 @@ double DeviceProfile::computeTime(double flops, double bytes,
 }
 
 std::optional<DeviceProfile> spmd::deviceProfile(std::string_view name) {
-  DeviceProfile p;
-  p.name = std::string(name);
-  if (name == "h100") {
-    p.flops32 = 67e12;
-    p.flops16 = 989e12;
-    p.memBandwidth = 3.35e12;
-    p.comm.alpha = 10e-6;
-    p.comm.beta = 1.0 / 370e9;
-    return p;
-  }
-  if (name == "cpu") {
-    p.flops32 = 50e9;
-    p.flops16 = 50e9;
-    p.memBandwidth = 10e9;
-    p.comm.alpha = 5e-6;
-    p.comm.beta = 1.0 / 5e9;
+  struct Known {
+    std::string_view name;
+    double flops32, flops16, memBandwidth, alpha, linkBytesPerSecond;
+  };
+  // H100 SXM: FP32 (CUDA cores) and dense BF16 tensor-core peaks, HBM3,
+  // the bus bandwidth NCCL's all-reduce reaches over NVLink; cpu: a few
+  // cores, DRAM, a host interconnect.
+  static const Known known[] = {
+      {"h100", 67e12, 989e12, 3.35e12, 10e-6, 370e9},
+      {"cpu", 50e9, 50e9, 10e9, 5e-6, 5e9},
+  };
+  for (const Known &k : known) {
+    if (k.name != name)
+      continue;
+    DeviceProfile p;
+    p.name = std::string(name);
+    p.flops32 = k.flops32;
+    p.flops16 = k.flops16;
+    p.memBandwidth = k.memBandwidth;
+    p.comm.alpha = k.alpha;
+    p.comm.beta = 1.0 / k.linkBytesPerSecond;
     return p;
   }
   return std::nullopt;
