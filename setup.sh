@@ -23,6 +23,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin nlohmann-json3-dev
+  coinor-libcbc-dev
   python3-numpy python3-venv python3-dev pybind11-dev
 )
 

@@ -89,9 +89,15 @@ struct CompilePartitionStep
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (mode == "off") {
-      module.walk([](ConstrainOp op) {
-        op.getResult().replaceAllUsesWith(op.getInput());
-        op.erase();
+      // One device: layouts mean nothing (an op's `spmd.layout`, as
+      // spmd-auto-shard writes them, would reach bufferization).
+      module.walk([](Operation *op) {
+        if (auto c = dyn_cast<ConstrainOp>(op)) {
+          c.getResult().replaceAllUsesWith(c.getInput());
+          c.erase();
+          return;
+        }
+        op->removeAttr(SPMDDialect::kLayoutAttrName);
       });
       return;
     }

@@ -34,6 +34,9 @@ def SPMD_Dialect : Dialect {
     /// local shard the result is, from which bufferization sizes it.
     static constexpr ::llvm::StringLiteral kResultGlobalTypeAttrName =
         "spmd.result_global_type";
+    /// On a function result: the index of the argument whose next value it
+    /// is (a parameter or optimizer state a training step updates).
+    static constexpr ::llvm::StringLiteral kUpdatesAttrName = "spmd.updates";
     static constexpr ::llvm::StringLiteral kResultLayoutAttrName =
         "spmd.result_layout";
 

@@ -152,8 +152,20 @@ LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
   Type type;
-  if (auto fn = dyn_cast<FunctionOpInterface>(op))
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (fn)
     type = fn.getResultTypes()[resultIndex];
+  if (attr.getName() == kUpdatesAttrName) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!fn || !index || index.getInt() < 0 ||
+        index.getInt() >= int64_t(fn.getNumArguments()) ||
+        fn.getArgumentTypes()[index.getInt()] != type)
+      return op->emitError()
+             << "'" << kUpdatesAttrName << "' on result " << resultIndex
+             << " must be the index of an argument of the same type, got "
+             << attr.getValue();
+    return success();
+  }
   return verifyValueLayoutAttr(op, attr, type,
                                "result " + std::to_string(resultIndex));
 }

@@ -87,6 +87,58 @@ def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
+  let summary = "choose layouts for a program's free arguments and its "
+                "activations: least estimated step time within a memory "
+                "budget (an ILP solved with CBC)";
+  let description = [{
+    For every function, the tensor arguments without `spmd.layout` are
+    free: the pass chooses their layouts on the mesh (`mesh`, or the
+    module's only one), and a layout for every op result, minimizing the
+    estimated step time: each op's roofline time on its local share under
+    the device profile (`device`) plus the alpha-beta cost of every reshard
+    between what a producer makes and what its consumer needs. Annotated
+    arguments and results, `spmd.constrain` ops and `spmd.layout` op
+    attributes are kept as constraints. A result with `spmd.updates = i`
+    is the new value of argument i (a parameter, an optimizer state) and
+    comes back in its layout; other unannotated results are replicated.
+
+    With `memory-budget`, the bytes live at every program point (arguments
+    throughout, other values from definition to last use) at their local
+    sizes stay within the budget per device; when no choice fits, the pass
+    fails naming the smallest peak it found.
+
+    Per mesh axis, in mesh order, one MILP (Alpa's formulation on the
+    factor rules of rules/: a binary per op and candidate, edge variables
+    tying producer and consumer choices) is solved by COIN-OR CBC within
+    `time-limit` seconds; without a solution by then a deterministic greedy
+    choice stands in. The result: `spmd.layout` on the free arguments and
+    results, and on every op (`pin-activations`), which spmd-propagate
+    completes. `report` writes the plan per argument in DTensor's terms
+    (Colwise, Rowwise, FSDP Shard, Replicate) with the estimated compute,
+    communication and peak memory.
+  }];
+  let dependentDialects = ["::spmd::SPMDDialect"];
+  let options = [
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"\"",
+           "the mesh to shard on (default: the module's only spmd.mesh)">,
+    Option<"memoryBudget", "memory-budget", "std::string", /*default=*/"\"\"",
+           "bytes per device (4096, 64MiB, 1.5GB; empty: no limit)">,
+    Option<"device", "device", "std::string", /*default=*/"\"h100\"",
+           "device profile of the cost model (h100, cpu)">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"20.0",
+           "seconds the solver may take per mesh axis">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "write the chosen plan to this file (- for stderr)">,
+    Option<"tieRounds", "tie-rounds", "int", /*default=*/"6",
+           "ops alike this many ops around them (the same op of every "
+           "middle layer) share one choice; -1: none share">,
+    Option<"pinActivations", "pin-activations", "bool", /*default=*/"true",
+           "annotate every op result with its chosen layout (else only "
+           "arguments and results, and spmd-propagate picks the rest)">,
+  ];
+}
+
 def SPMDPropagate : Pass<"spmd-propagate", "mlir::ModuleOp"> {
   let summary = "give every tensor value a layout (factor rules, cost model)";
   let description = [{

@@ -85,6 +85,18 @@ def build_parser():
     e.add_argument("--plan", help="plan file defining `plan`, or `hf`: the "
                    "Hugging Face model's own tensor-parallel plan (its "
                    "config's base_model_tp_plan)")
+    e.add_argument("--auto-plan", action="store_true",
+                   help="let spmd choose the plan (spmd-auto-shard): "
+                        "layouts of parameters, optimizer state, batch and "
+                        "activations for the least estimated step time "
+                        "(train mode; in place of --plan/--dp/--fsdp)")
+    e.add_argument("--memory-budget", default="",
+                   help="with --auto-plan: bytes per device (64MiB, 1.5GB)")
+    e.add_argument("--device", default="h100", choices=["h100", "cpu"],
+                   help="with --auto-plan: the cost model's device profile")
+    e.add_argument("--auto-report",
+                   help="with --auto-plan: write the chosen plan's report "
+                        "here (default: print it)")
     e.add_argument("--dp", dest="data_parallel", action="store_true", default=None,
                    help="shard the batch on the dp axis (default: if the mesh has dp)")
     e.add_argument("--no-dp", dest="data_parallel", action="store_false")
@@ -224,7 +236,13 @@ def export(args):
             kw["betas"] = tuple(float(b) for b in args.betas.split(","))
             kw["eps"] = args.eps
         opt = foptim.from_name(args.optimizer, **kw)
+        if args.auto_plan and (plan or args.fsdp or args.data_parallel):
+            raise _UsageError("--auto-plan chooses the plan: leave out "
+                              "--plan, --dp and --fsdp")
+        if args.auto_plan and not args.mesh:
+            raise _UsageError("--auto-plan needs --mesh")
         prog = export_train_step(model, batch, loss_fn, optimizer=opt,
+                                 auto_plan=args.auto_plan,
                                  mesh=args.mesh, plan=plan,
                                  data_parallel=args.data_parallel, fsdp=args.fsdp,
                                  dp_axis=args.dp_axis, tp_axis=args.tp_axis,
@@ -233,6 +251,11 @@ def export(args):
                                  gather_form=args.embedding,
                                  feedback_order=args.feedback_order,
                                  capture=args.capture, rng_seed=args.seed)
+    if args.auto_plan and args.mode != "train":
+        raise _UsageError("--auto-plan is for train mode")
+    if args.auto_plan:
+        _set_stage("choosing the plan (spmd-opt --spmd-auto-shard)")
+        _auto_plan(prog, args)
     _set_stage(f"writing '{args.output}'")
     with open(args.output, "w") as f:
         f.write(prog.text)
@@ -269,6 +292,62 @@ def export(args):
     if args.check:
         return _check(prog, outs, args.check_tolerance)
     return 0
+
+
+def _auto_plan(prog, args):
+    """Runs spmd-auto-shard on the exported program: prog.text gets the
+    chosen layouts, its argument metadata their layouts; the report (its
+    arguments named) is printed or written to --auto-report."""
+    import re
+    import subprocess
+    import tempfile
+    from .mlir_exec import find_spmd_opt
+    with tempfile.TemporaryDirectory() as tmp:
+        src, report = os.path.join(tmp, "in.mlir"), os.path.join(tmp, "report")
+        with open(src, "w") as f:
+            f.write(prog.text)
+        opts = f"report={report} device={args.device}"
+        if args.memory_budget:
+            opts += f" memory-budget={args.memory_budget}"
+        # The partition pipeline's first passes, so that the search sees
+        # what propagation will (attention's head dims as loops of their
+        # own, the loss scale deferred).
+        pipeline = ("builtin.module(spmd-expand-random, func.func("
+                    "spmd-defer-scales, spmd-fold-reshapes), "
+                    f"spmd-auto-shard{{{opts}}})")
+        r = subprocess.run([find_spmd_opt(), src,
+                            f"--pass-pipeline={pipeline}"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise _UsageError("spmd-auto-shard failed:\n" + r.stderr.strip())
+        with open(report) as f:
+            text = f.read()
+    lines = []
+    for line in text.splitlines():
+        m = re.match(r"  arg(\d+) \S+ (\[[^\]]*\])", line)
+        if m:
+            info = prog.args[int(m.group(1))]
+            info.layout = m.group(2)
+            line = line.replace(f"arg{m.group(1)} ",
+                                f"arg{m.group(1)} {info.name} ", 1)
+        lines.append(line)
+    text = "\n".join(lines) + "\n"
+    for res in prog.results:
+        upd = [a for a in prog.args if a.updated_by is not None and
+               prog.results[a.updated_by] is res]
+        if upd:
+            res.layout = upd[0].layout
+    prog.text = _header_of(prog.text) + r.stdout
+    if args.auto_report:
+        with open(args.auto_report, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _header_of(text):
+    first = text.splitlines()[0] if text else ""
+    return first + "\n" if first.startswith("//") else ""
 
 
 def _torch_training(prog, model, batch, loss_fn, make_opt, steps):

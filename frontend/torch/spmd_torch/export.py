@@ -261,8 +261,16 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                                      rng_args).run(func_name)
     if lay is None:
         return plain, plain
-    arg_attrs = [f"spmd.layout = {a}" for a in arg_layouts]
-    res_attrs = [f"spmd.layout = {a}" for a in res_layouts]
+    def attr(a):
+        # None: a free argument (spmd-auto-shard chooses its layout);
+        # ("updates", i): a free result, the next value of argument i.
+        if a is None:
+            return None
+        if isinstance(a, tuple):
+            return f"spmd.updates = {a[1]} : i64"
+        return f"spmd.layout = {a}"
+    arg_attrs = [attr(a) for a in arg_layouts]
+    res_attrs = [attr(a) for a in res_layouts]
     text, _, _ = Emitter(gm, mark_handler, gather_form, rng_args).run(
         func_name, arg_attrs, res_attrs, arg_constrains=arg_constrains)
     return lay.mesh.mlir() + "\n\n" + text, plain
@@ -468,7 +476,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       constrain_grads=False, func_name="train_step",
                       optimizer_state=None, tracing_mode=None,
                       gather_form="onehot", feedback_order=False,
-                      capture="export", rng_seed=0, step_fn=None):
+                      capture="export", rng_seed=0, step_fn=None,
+                      auto_plan=False):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -488,9 +497,19 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     what `spmd-run --steps` feeds back), then the loss, then the gradients;
     the default is loss, parameters, state, step, gradients. step_fn:
     (model, *batch) -> loss, in place of the model call and loss_fn (what
-    spmd_torch.compile traces of a user's training step).
+    spmd_torch.compile traces of a user's training step). auto_plan: leave
+    parameters, optimizer state and batch without layouts, and mark each
+    result that updates an argument (`spmd.updates`), for spmd-auto-shard
+    to choose the plan (no `plan`, dp or fsdp then).
     """
     mesh = _as_mesh(mesh)
+    if auto_plan:
+        if mesh is None:
+            raise ValueError("auto_plan needs a mesh")
+        if plan or fsdp or data_parallel:
+            raise ValueError("auto_plan chooses the plan: give no plan, "
+                             "data parallelism or fsdp")
+        data_parallel = False
     if data_parallel is None:
         data_parallel = mesh is not None and mesh.has_axis(dp_axis)
     lay = _Layouts(mesh, data_parallel, fsdp, dp_axis, tp_axis) if mesh else None
@@ -620,6 +639,15 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     for a in args:
         if a.updated_by is not None:
             a.updated_by = where[a.updated_by]
+    if auto_plan:
+        for j in range(len(res_layouts)):
+            upd = [i for i, a in enumerate(args) if a.updated_by == j]
+            if upd:
+                res_layouts[j] = ("updates", upd[0])
+        for i, a in enumerate(args):
+            if a.kind in ("param", "state", "batch"):
+                arg_layouts[i] = None
+                a.layout = None
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         constrain_grads, gather_form,
                         _fsdp_gathers(lay, named_params, tp_of),

@@ -1,0 +1,1132 @@
+//===- AutoShard.cpp - spmd-auto-shard: choose the layouts ----------------===//
+//
+// Chooses layouts for a global program's free arguments (those without
+// `spmd.layout`) and for its activations, minimizing the estimated step
+// time under a per-device memory budget, and writes them as annotations
+// spmd-propagate then completes and partitioning realizes.
+//
+// The model (Alpa's, on spmd's factor rules):
+//
+//  * nodes: every free argument (candidates: R or S(d) per mesh axis) and
+//    every op with a sharding rule (candidates: the AxisChoices of
+//    PropagateChoice.h: None, Shard(factor), Partial(alternative, kind)).
+//    Annotated arguments, user constrains and ops without a rule are fixed;
+//    tensor.empty has no contents and takes any layout for free;
+//  * node cost: the op's roofline time (opWork()) on its local share;
+//  * edge cost: the alpha-beta reshard (CostModel.h) from what the producer
+//    makes to what the consumer needs; a result marked `spmd.updates = i`
+//    (the new value of argument i: a parameter, an optimizer state) must
+//    come back in argument i's layout, so that edge ties the two; other
+//    results are R unless annotated;
+//  * memory: the bytes live at each program point (arguments throughout,
+//    other values from definition to last use) at their local sizes.
+//
+// Mesh axes are solved one at a time, in mesh order: on axis a each node
+// picks one candidate, costs use the local sizes the axes before it left,
+// and the memory rows assume the axes after it shard every value (the last
+// axis is exact). Each axis is one MILP solved by CBC (core/Ilp.h): binary
+// candidate variables, edge variables with both marginals tied to the two
+// ends' candidates (a tight linearization of the product), and memory rows
+// added lazily at the program points the solution overfills. When the solver
+// stops without a solution, a deterministic greedy choice (each node, in
+// program order, the candidate cheapest against its decided producers)
+// stands in. When no assignment fits the budget, the axes are solved again
+// for the smallest peak, and the error names that peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/propagation/Passes.h"
+#include "passes/propagation/PropagateChoice.h"
+#include "rules/ShardingRuleOpInterface.h"
+
+#include "core/Ilp.h"
+#include "dialects/spmd/SPMDOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace spmd {
+#define GEN_PASS_DEF_SPMDAUTOSHARD
+#include "passes/propagation/Passes.h.inc"
+} // namespace spmd
+
+using namespace mlir;
+using ::spmd::CommCostParams;
+using ::spmd::DeviceProfile;
+using ::spmd::IlpModel;
+using ::spmd::Layout;
+using ::spmd::LayoutAttr;
+using ::spmd::Mesh;
+using ::spmd::Placement;
+using ::spmd::ShardingRule;
+using namespace ::spmd::propagation;
+
+namespace {
+
+constexpr double kInf = 1e30;
+/// Objective unit: microseconds (CBC's tolerances suit numbers near 1).
+constexpr double kScale = 1e6;
+
+/// Parses "64MiB", "1.5GB", "4096" into bytes; nullopt if malformed.
+std::optional<double> parseBytes(StringRef text) {
+  text = text.trim();
+  if (text.empty())
+    return 0.0;
+  size_t i = 0;
+  while (i < text.size() && (isdigit(text[i]) || text[i] == '.'))
+    ++i;
+  double value;
+  if (text.take_front(i).getAsDouble(value))
+    return std::nullopt;
+  StringRef unit = text.drop_front(i).trim().lower() == "" ? "" : text.drop_front(i).trim();
+  std::string u = unit.lower();
+  double scale = 1;
+  if (u == "" || u == "b")
+    scale = 1;
+  else if (u == "kb")
+    scale = 1e3;
+  else if (u == "mb")
+    scale = 1e6;
+  else if (u == "gb")
+    scale = 1e9;
+  else if (u == "kib" || u == "k")
+    scale = 1024.0;
+  else if (u == "mib" || u == "m")
+    scale = 1024.0 * 1024;
+  else if (u == "gib" || u == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else
+    return std::nullopt;
+  return value * scale;
+}
+
+std::string formatBytes(double bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (bytes >= 1024.0 * 1024 * 1024)
+    os << llvm::format("%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  else if (bytes >= 1024.0 * 1024)
+    os << llvm::format("%.2f MiB", bytes / (1024.0 * 1024));
+  else if (bytes >= 1024.0)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << llvm::format("%.0f B", bytes);
+  return s;
+}
+
+unsigned elementBytes(Type type) {
+  Type elem = cast<RankedTensorType>(type).getElementType();
+  unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
+  return std::max(1u, bits / 8);
+}
+
+/// One candidate of a node on the current axis.
+struct Cand {
+  AxisChoice choice;                 // op nodes
+  Placement arg = Placement::replicate(); // argument nodes
+};
+
+/// A tensor value the model tracks: its producer node and slot.
+struct ValueInfo {
+  int node = -1;  // -1: no node (tensor.empty: free, no bytes)
+  int result = 0; // result number, for op nodes
+  Type type;
+  /// Largest local shape after the decided axes.
+  SmallVector<int64_t> local;
+  int def = 0, lastUse = 0; // program points
+};
+
+struct Node {
+  Operation *op = nullptr; // null: an argument
+  int arg = -1;
+  std::optional<ShardingRule> rule;
+  /// A fixed layout (annotated argument, user constrain, op without rule).
+  std::optional<Layout> fixed;
+  /// Placements of a pinned op's results (a user's spmd.layout attribute).
+  SmallVector<std::optional<Layout>> pinned;
+  double work = 0;
+  /// Per factor: local size after the decided axes.
+  SmallVector<int64_t> factorLocal;
+  /// Decided per axis.
+  SmallVector<Cand> decided;
+  // Current axis.
+  SmallVector<Cand> cands;
+  int var = -1; // first x variable, if cands.size() > 1
+  int chosen = 0;
+  /// Nodes of one class (same structure `tie-rounds` ops around them: the
+  /// same op of every middle layer) share their variables.
+  int cls = -1;
+};
+
+/// What a consumer needs of a value on the current axis.
+struct Edge {
+  int value;    // index into values
+  int consumer; // node, or -1 (a fixed requirement)
+  int slot = -1; // the consumer's operand slot (op nodes)
+  bool toArg = false; // consumer is an argument node (a tied result)
+  Placement need = Placement::replicate(); // when consumer == -1
+};
+
+class AutoSharder {
+public:
+  AutoSharder(func::FuncOp fn, FlatSymbolRefAttr meshRef, Mesh mesh,
+              const DeviceProfile &profile, double budget, double timeLimit,
+              bool pinActivations, int tieRounds)
+      : fn(fn), meshRef(meshRef), mesh(std::move(mesh)), profile(profile),
+        budget(budget), timeLimit(timeLimit), pinActivations(pinActivations),
+        tieRounds(tieRounds) {}
+
+  LogicalResult run(llvm::raw_ostream *report);
+
+private:
+  LogicalResult build();
+  void candidates(int axis);
+  Placement placementOf(const Node &n, unsigned slot, const Cand &c,
+                        int axis) const;
+  Placement producedOn(int value, const Cand &c, int axis) const;
+  double valueBytes(int value) const;
+  double nodeCost(const Node &n, const Cand &c, int axis) const;
+  double edgeCost(const Edge &e, const Cand &from, const Cand &to, int axis,
+                  const CommCostParams &comm) const;
+  double edgeCost(const Edge &e, const Cand &from, const Cand &to,
+                  int axis) const {
+    return edgeCost(e, from, to, axis, profile.comm);
+  }
+  double memBytes(int value, const Cand &c, int axis, double later) const;
+  /// Solves axis `axis`; `minPeak`: minimize the peak instead of time.
+  bool solveAxis(int axis, bool minPeak, double &peakOut);
+  void greedy(int axis);
+  void commit(int axis);
+  void reset();
+  void computeClasses(int rounds);
+  Layout finalLayout(int value) const;
+  double estimatedPeak() const;
+  void write(bool pinActivations);
+  void writeReport(llvm::raw_ostream &os, double solveSeconds);
+
+  mutable func::FuncOp fn;
+  FlatSymbolRefAttr meshRef;
+  Mesh mesh;
+  const DeviceProfile &profile;
+  double budget, timeLimit;
+  bool pinActivations;
+  int tieRounds = 6;
+  /// Model sizes, for the report.
+  int maxVars = 0, maxRows = 0, numClasses = 0;
+
+  std::vector<Node> nodes;
+  std::vector<ValueInfo> values;
+  DenseMap<Value, int> valueIndex;
+  std::vector<Edge> edges;
+  /// Per function result: the argument it updates, or -1.
+  SmallVector<int> updates;
+  int numPoints = 0;
+  /// Edges by consumer node (greedy()).
+  DenseMap<int, SmallVector<int>> edgesInto;
+  /// Local sizes before any axis is decided (reset()).
+  SmallVector<SmallVector<int64_t>> initialLocal, initialFactors;
+  std::string solverNote;
+  double commSeconds = 0, computeSeconds = 0, commBytes = 0;
+};
+
+LogicalResult AutoSharder::build() {
+  Block &body = fn.getBody().front();
+  StringRef layoutName = ::spmd::SPMDDialect::kLayoutAttrName;
+  auto addValue = [&](Value v, int node, int result, int point) {
+    if (!isa<RankedTensorType>(v.getType()))
+      return;
+    ValueInfo info;
+    info.node = node;
+    info.result = result;
+    info.type = v.getType();
+    auto type = cast<RankedTensorType>(v.getType());
+    for (int64_t d : type.getShape())
+      info.local.push_back(ShapedType::isDynamic(d) ? 1024 : d);
+    info.def = info.lastUse = point;
+    valueIndex[v] = values.size();
+    values.push_back(std::move(info));
+  };
+
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      continue;
+    Node n;
+    n.arg = arg.getArgNumber();
+    if (auto l = fn.getArgAttrOfType<LayoutAttr>(n.arg, layoutName))
+      n.fixed = l.toLayout();
+    nodes.push_back(std::move(n));
+    addValue(arg, nodes.size() - 1, 0, 0);
+  }
+  int point = 0;
+  for (Operation &op : body) {
+    ++point;
+    for (Value v : op.getOperands()) {
+      auto it = valueIndex.find(v);
+      if (it != valueIndex.end())
+        values[it->second].lastUse = point;
+    }
+    if (isa<func::ReturnOp>(op) || op.getNumResults() == 0)
+      continue;
+    if (isa<tensor::EmptyOp>(op)) {
+      for (Value r : op.getResults())
+        addValue(r, -1, 0, point);
+      continue;
+    }
+    if (!llvm::all_of(op.getResultTypes(), [](Type t) {
+          return isa<RankedTensorType>(t);
+        })) {
+      if (llvm::any_of(op.getResultTypes(),
+                       [](Type t) { return isa<RankedTensorType>(t); }))
+        return op.emitOpError("spmd-auto-shard: results mixing tensors and "
+                              "other values are not supported");
+      continue;
+    }
+    Node n;
+    n.op = &op;
+    if (auto c = dyn_cast<::spmd::ConstrainOp>(op)) {
+      if (c.getLayout().getMesh() != meshRef)
+        return op.emitOpError("spmd-auto-shard: layout on mesh ")
+               << c.getLayout().getMesh() << ", the function's is " << meshRef;
+      n.fixed = c.getLayout().toLayout();
+    } else {
+      n.rule = ::spmd::getShardingRule(&op);
+      if (!n.rule)
+        n.fixed = Layout::replicated(mesh.rank());
+    }
+    if (n.rule) {
+      n.work = opWork(&op, profile);
+      // Elementwise arith/math ops on whole tensors: one op per element.
+      if (n.work == 0 && OpTrait::hasElementwiseMappableTraits(&op)) {
+        double elements = 1, bytes = 0;
+        auto type = cast<RankedTensorType>(op.getResult(0).getType());
+        for (int64_t d : type.getShape())
+          elements *= ShapedType::isDynamic(d) ? 1024.0 : double(d);
+        for (Type t : llvm::concat<Type>(op.getOperandTypes(),
+                                         op.getResultTypes()))
+          if (isa<RankedTensorType>(t))
+            bytes += elements * elementBytes(t);
+        n.work = profile.computeTime(elements, bytes,
+                                     8 * elementBytes(type));
+      }
+      for (const auto &f : n.rule->factors)
+        n.factorLocal.push_back(f.size);
+      n.pinned.resize(op.getNumResults());
+      Attribute a = op.getAttr(layoutName);
+      if (auto l = dyn_cast_or_null<LayoutAttr>(a))
+        n.pinned[0] = l.toLayout();
+      else if (auto array = dyn_cast_or_null<ArrayAttr>(a))
+        for (auto [i, e] : llvm::enumerate(array))
+          if (auto l = dyn_cast<LayoutAttr>(e); l && i < n.pinned.size())
+            n.pinned[i] = l.toLayout();
+    }
+    nodes.push_back(std::move(n));
+    for (OpResult r : op.getResults())
+      addValue(r, nodes.size() - 1, r.getResultNumber(), point);
+  }
+  numPoints = point + 1;
+
+  // Args stay live throughout.
+  for (ValueInfo &v : values)
+    if (v.node >= 0 && !nodes[v.node].op)
+      v.lastUse = numPoints;
+
+  // Edges.
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    if (!n.op)
+      continue;
+    if (auto c = dyn_cast<::spmd::ConstrainOp>(n.op)) {
+      Edge e;
+      e.value = valueIndex.lookup(c.getInput());
+      e.consumer = ni; // fixed: the need is its layout
+      e.slot = 0;
+      edges.push_back(e);
+      continue;
+    }
+    if (!n.rule)
+      continue; // operands constrained to R; counted as fixed needs below
+    for (auto [i, v] : llvm::enumerate(n.op->getOperands())) {
+      auto it = valueIndex.find(v);
+      if (it == valueIndex.end() || values[it->second].node < 0)
+        continue;
+      Edge e;
+      e.value = it->second;
+      e.consumer = ni;
+      e.slot = i;
+      edges.push_back(e);
+    }
+  }
+  for (auto [ni, n] : llvm::enumerate(nodes))
+    if (n.op && !n.rule && !isa<::spmd::ConstrainOp>(n.op))
+      for (Value v : n.op->getOperands()) {
+        auto it = valueIndex.find(v);
+        if (it == valueIndex.end() || values[it->second].node < 0)
+          continue;
+        Edge e;
+        e.value = it->second;
+        e.consumer = -1;
+        edges.push_back(e);
+      }
+
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  updates.assign(fn.getNumResults(), -1);
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto it = valueIndex.find(v);
+    if (auto u = fn.getResultAttrOfType<IntegerAttr>(i, "spmd.updates")) {
+      int64_t a = u.getInt();
+      if (a < 0 || a >= fn.getNumArguments() ||
+          fn.getArgument(a).getType() != v.getType())
+        return fn.emitOpError("spmd-auto-shard: result ")
+               << i << " updates argument " << a
+               << ", which does not exist or has another type";
+      updates[i] = a;
+    }
+    if (it == valueIndex.end() || values[it->second].node < 0)
+      continue;
+    Edge e;
+    e.value = it->second;
+    if (auto l = fn.getResultAttrOfType<LayoutAttr>(i, layoutName)) {
+      e.consumer = -1;
+      e.slot = -2 - int(i); // need: the annotation
+    } else if (updates[i] >= 0) {
+      int argValue = valueIndex.lookup(fn.getArgument(updates[i]));
+      e.consumer = values[argValue].node;
+      e.toArg = true;
+    } else {
+      e.consumer = -1; // R
+    }
+    edges.push_back(e);
+  }
+  return success();
+}
+
+Placement AutoSharder::placementOf(const Node &n, unsigned slot, const Cand &c,
+                                   int axis) const {
+  if (!n.op)
+    return n.fixed ? n.fixed->placements[axis] : c.arg;
+  if (n.fixed)
+    return n.fixed->placements[axis];
+  return required(*n.rule, slot, c.choice);
+}
+
+Placement AutoSharder::producedOn(int value, const Cand &c, int axis) const {
+  const ValueInfo &v = values[value];
+  const Node &n = nodes[v.node];
+  if (!n.op)
+    return placementOf(n, 0, c, axis);
+  unsigned slot = n.rule ? n.rule->numOperands + v.result : 0;
+  return placementOf(n, slot, c, axis);
+}
+
+double AutoSharder::valueBytes(int value) const {
+  const ValueInfo &v = values[value];
+  double n = elementBytes(v.type);
+  for (int64_t d : v.local)
+    n *= double(d);
+  return n;
+}
+
+void AutoSharder::candidates(int axis) {
+  int64_t k = mesh.axisSizes[axis];
+  for (Node &n : nodes) {
+    n.cands.clear();
+    n.var = -1;
+    n.chosen = 0;
+    if (n.fixed || k == 1) {
+      n.cands.push_back(Cand{});
+      continue;
+    }
+    if (!n.op) {
+      n.cands.push_back(Cand{});
+      const ValueInfo &v = values[valueIndex.lookup(
+          fn.getBody().front().getArgument(n.arg))];
+      for (auto [d, size] : llvm::enumerate(v.local))
+        if (size >= k && !ShapedType::isDynamic(
+                             cast<RankedTensorType>(v.type).getDimSize(d)))
+          n.cands.push_back(Cand{{}, Placement::shard(d)});
+      continue;
+    }
+    const ShardingRule &rule = *n.rule;
+    auto pinnedOk = [&](const AxisChoice &c) {
+      for (auto [r, p] : llvm::enumerate(n.pinned))
+        if (p && required(rule, rule.numOperands + r, c) !=
+                     p->placements[axis])
+          return false;
+      return true;
+    };
+    SmallVector<AxisChoice> all;
+    all.push_back(AxisChoice{});
+    for (auto [f, factor] : llvm::enumerate(rule.factors)) {
+      if (factor.kind == ::spmd::Factor::Kind::NeedReplication ||
+          factor.size < 0 || n.factorLocal[f] < k)
+        continue;
+      if (factor.kind == ::spmd::Factor::Kind::Reduction &&
+          llvm::any_of(rule.resultCombiner,
+                       [](const auto &c) { return !c.has_value(); }))
+        continue;
+      SmallVector<int64_t> axes;
+      for (int b = 0; b < axis; ++b)
+        if (n.decided[b].choice.kind == AxisChoice::Kind::Shard &&
+            n.decided[b].choice.factor == int(f))
+          axes.push_back(b);
+      axes.push_back(axis);
+      if (!rule.splitOk(f, mesh, axes))
+        continue;
+      AxisChoice c;
+      c.kind = AxisChoice::Kind::Shard;
+      c.factor = f;
+      all.push_back(c);
+    }
+    // One kind per alternative: sum where allowed (what contractions
+    // make), else the first.
+    for (auto [a, alt] : llvm::enumerate(rule.alts)) {
+      if (alt.kinds.empty())
+        continue;
+      AxisChoice c;
+      c.kind = AxisChoice::Kind::Partial;
+      c.alt = a;
+      c.reduce = llvm::is_contained(alt.kinds, ::spmd::ReduceKind::Sum)
+                     ? ::spmd::ReduceKind::Sum
+                     : alt.kinds.front();
+      all.push_back(c);
+    }
+    for (const AxisChoice &c : all)
+      if (pinnedOk(c))
+        n.cands.push_back(Cand{c, {}});
+    if (n.cands.empty())
+      n.cands.push_back(Cand{}); // the annotation's need is charged on edges
+  }
+}
+
+double AutoSharder::nodeCost(const Node &n, const Cand &c, int axis) const {
+  if (!n.op || !n.rule)
+    return 0;
+  double w = n.work;
+  for (auto [f, local] : llvm::enumerate(n.factorLocal))
+    if (n.rule->factors[f].size > 0)
+      w *= double(local) / double(n.rule->factors[f].size);
+  if (c.choice.kind == AxisChoice::Kind::Shard) {
+    int64_t local = n.factorLocal[c.choice.factor];
+    w *= double(::spmd::chunkCapacity(local, mesh.axisSizes[axis])) /
+         double(std::max<int64_t>(1, local));
+  }
+  return w;
+}
+
+double AutoSharder::edgeCost(const Edge &e, const Cand &from, const Cand &to,
+                             int axis, const CommCostParams &comm) const {
+  Placement have = producedOn(e.value, from, axis);
+  Placement need = Placement::replicate();
+  if (e.consumer >= 0) {
+    const Node &c = nodes[e.consumer];
+    need = e.toArg ? placementOf(c, 0, to, axis)
+                   : placementOf(c, e.slot, to, axis);
+  } else if (e.slot <= -2) {
+    need = fn.getResultAttrOfType<LayoutAttr>(-2 - e.slot,
+                                              ::spmd::SPMDDialect::kLayoutAttrName)
+               .toLayout()
+               .placements[axis];
+  }
+  if (have == need)
+    return 0;
+  return ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
+                                 valueBytes(e.value), comm, axis);
+}
+
+double AutoSharder::memBytes(int value, const Cand &c, int axis,
+                             double later) const {
+  double bytes = valueBytes(value);
+  Placement p = producedOn(value, c, axis);
+  if (p.isShard()) {
+    int64_t local = values[value].local[p.dim];
+    bytes *= double(::spmd::chunkCapacity(local, mesh.axisSizes[axis])) /
+             double(std::max<int64_t>(1, local));
+  }
+  return bytes / later;
+}
+
+bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
+  IlpModel ilp;
+  double later = 1;
+  for (int b = axis + 1; b < mesh.rank(); ++b)
+    later *= double(mesh.axisSizes[b]);
+  DenseMap<int, int> classVar; // class -> its first node with variables
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    if (n.cands.size() < 2)
+      continue;
+    auto it = classVar.find(n.cls);
+    if (it != classVar.end()) {
+      const Node &first = nodes[it->second];
+      bool same = first.cands.size() == n.cands.size();
+      for (size_t c = 0; same && c < n.cands.size(); ++c)
+        same = first.cands[c].choice == n.cands[c].choice &&
+               first.cands[c].arg == n.cands[c].arg;
+      if (same) {
+        n.var = first.var;
+        if (!minPeak)
+          for (auto [c, cand] : llvm::enumerate(n.cands))
+            ilp.addObjective(n.var + c, nodeCost(n, cand, axis) * kScale);
+        continue;
+      }
+    } else {
+      classVar[n.cls] = ni;
+    }
+    n.var = ilp.numVars();
+    std::vector<std::pair<int, double>> one;
+    for (const Cand &c : n.cands)
+      one.push_back({ilp.addVar(minPeak ? 0 : nodeCost(n, c, axis) * kScale,
+                                0, 1, true),
+                     1.0});
+    ilp.addRow(one, 1, 1);
+  }
+  // Edges. Costs against a fixed end go on the other end's variables.
+  if (!minPeak) {
+    static const SmallVector<Cand> single{Cand{}};
+    std::map<std::pair<int, int>, int> edgeBlocks;
+    for (const Edge &e : edges) {
+      const Node &u = nodes[values[e.value].node];
+      const Node *v = e.consumer >= 0 ? &nodes[e.consumer] : nullptr;
+      const auto &us = u.cands;
+      const auto &vs = v ? v->cands : single;
+      if (us.size() < 2 || vs.size() < 2) {
+        for (auto [s, cu] : llvm::enumerate(us))
+          for (auto [t, cv] : llvm::enumerate(vs)) {
+            double cost = edgeCost(e, cu, cv, axis) * kScale;
+            if (us.size() >= 2)
+              ilp.addObjective(u.var + s, cost);
+            else if (vs.size() >= 2)
+              ilp.addObjective(v->var + t, cost);
+          }
+        continue;
+      }
+      // Edges between the same two variable blocks (a tied layer's copies)
+      // share one block of edge variables, their costs summed.
+      auto key = std::make_pair(u.var, v->var);
+      auto [it, inserted] = edgeBlocks.try_emplace(key, -1);
+      bool any = false;
+      std::vector<double> cost(us.size() * vs.size());
+      for (size_t s = 0; s < us.size(); ++s)
+        for (size_t t = 0; t < vs.size(); ++t)
+          any |= (cost[s * vs.size() + t] =
+                      edgeCost(e, us[s], vs[t], axis) * kScale) > 0;
+      if (!any)
+        continue;
+      if (it->second >= 0) {
+        for (size_t j = 0; j < cost.size(); ++j)
+          ilp.addObjective(it->second + j, cost[j]);
+        continue;
+      }
+      int base = ilp.numVars();
+      it->second = base;
+      for (double c : cost)
+        ilp.addVar(c, 0, 1, false);
+      for (size_t s = 0; s < us.size(); ++s) {
+        std::vector<std::pair<int, double>> row{{u.var + int(s), -1.0}};
+        for (size_t t = 0; t < vs.size(); ++t)
+          row.push_back({int(base + s * vs.size() + t), 1.0});
+        ilp.addRow(row, 0, 0);
+      }
+      for (size_t t = 0; t < vs.size(); ++t) {
+        std::vector<std::pair<int, double>> row{{v->var + int(t), -1.0}};
+        for (size_t s = 0; s < us.size(); ++s)
+          row.push_back({int(base + s * vs.size() + t), 1.0});
+        ilp.addRow(row, 0, 0);
+      }
+    }
+  }
+  int peakVar = -1;
+  if (minPeak)
+    peakVar = ilp.addVar(1.0, 0, kInf, false);
+
+  // Memory rows at a program point, lazily.
+  auto liveAt = [&](int point) {
+    std::vector<std::pair<int, double>> row;
+    double constant = 0;
+    for (auto [vi, v] : llvm::enumerate(values)) {
+      if (v.node < 0 || v.def > point || v.lastUse < point)
+        continue;
+      const Node &n = nodes[v.node];
+      if (n.cands.size() < 2) {
+        constant += memBytes(vi, n.cands[0], axis, later);
+        continue;
+      }
+      for (auto [s, c] : llvm::enumerate(n.cands))
+        row.push_back({n.var + int(s), memBytes(vi, c, axis, later)});
+    }
+    return std::make_pair(row, constant);
+  };
+  auto peakOf = [&](ArrayRef<int> chosen, int &where) {
+    std::vector<double> delta(numPoints + 2, 0);
+    for (auto [vi, v] : llvm::enumerate(values)) {
+      if (v.node < 0)
+        continue;
+      const Node &n = nodes[v.node];
+      double b = memBytes(vi, n.cands[chosen[v.node]], axis, later);
+      delta[v.def] += b;
+      delta[std::min(v.lastUse, numPoints) + 1] -= b;
+    }
+    double live = 0, peak = 0;
+    where = 0;
+    for (int p = 0; p <= numPoints; ++p) {
+      live += delta[p];
+      if (live > peak)
+        peak = live, where = p;
+    }
+    return peak;
+  };
+  bool limitMemory = budget > 0 || minPeak;
+  SmallVector<int> chosen(nodes.size(), 0);
+  double totalSolve = 0;
+  std::set<int> rowsAt;
+  for (int round = 0; round < 16; ++round) {
+    maxVars = std::max(maxVars, ilp.numVars());
+    maxRows = std::max(maxRows, ilp.numRows());
+    IlpModel::Result r = ilp.solve(timeLimit - totalSolve);
+    totalSolve += r.seconds;
+    if (r.status == IlpModel::Status::Infeasible)
+      return false;
+    if (r.status == IlpModel::Status::NoSolution) {
+      solverNote = "solver stopped without a solution on axis " +
+                   mesh.axisNames[axis] + "; greedy choice used";
+      greedy(axis);
+      for (auto [ni, n] : llvm::enumerate(nodes))
+        chosen[ni] = n.chosen;
+      break;
+    }
+    if (r.status == IlpModel::Status::Feasible)
+      solverNote = "solver time limit reached on axis " +
+                   mesh.axisNames[axis] + "; best solution found used";
+    for (auto [ni, n] : llvm::enumerate(nodes)) {
+      chosen[ni] = 0;
+      if (n.cands.size() < 2)
+        continue;
+      for (size_t s = 0; s < n.cands.size(); ++s)
+        if (r.values[n.var + s] > 0.5)
+          chosen[ni] = s;
+    }
+    if (!limitMemory)
+      break;
+    int where;
+    double peak = peakOf(chosen, where);
+    double limit = minPeak ? r.values[peakVar] : budget;
+    if (peak <= limit * (1 + 1e-9) + 1 || rowsAt.count(where))
+      break;
+    rowsAt.insert(where);
+    auto [row, constant] = liveAt(where);
+    if (minPeak) {
+      row.push_back({peakVar, -1.0});
+      ilp.addRow(row, -kInf, -constant);
+    } else {
+      ilp.addRow(row, -kInf, budget - constant);
+    }
+  }
+  for (auto [ni, n] : llvm::enumerate(nodes))
+    n.chosen = chosen[ni];
+  int where;
+  peakOut = peakOf(chosen, where);
+  return true;
+}
+
+
+void AutoSharder::computeClasses(int rounds) {
+  // Weisfeiler-Lehman colors: an op's name, attributes, types and body,
+  // refined `rounds` times by the colors of its producers and users.
+  size_t n = nodes.size();
+  std::vector<llvm::hash_code> color(n);
+  std::vector<SmallVector<std::pair<int, int>>> preds(n), succs(n);
+  for (const Edge &e : edges) {
+    int u = values[e.value].node;
+    if (e.consumer < 0)
+      continue;
+    preds[e.consumer].push_back({e.slot, u});
+    succs[u].push_back({e.slot, e.consumer});
+  }
+  for (auto [ni, node] : llvm::enumerate(nodes)) {
+    if (!node.op) {
+      Value arg = fn.getArgument(node.arg);
+      color[ni] = llvm::hash_combine(
+          "arg", arg.getType().getAsOpaquePointer(),
+          node.fixed ? std::hash<std::string>()(node.fixed->str()) : 0);
+      continue;
+    }
+    llvm::hash_code h = OperationEquivalence::computeHash(
+        node.op, OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::ignoreHashValue,
+        OperationEquivalence::IgnoreLocations);
+    for (Type t : node.op->getOperandTypes())
+      h = llvm::hash_combine(h, t.getAsOpaquePointer());
+    node.op->walk([&](Operation *inner) {
+      if (inner != node.op)
+        h = llvm::hash_combine(h, inner->getName().getAsOpaquePointer(),
+                               inner->getRawDictionaryAttrs()
+                                   .getAsOpaquePointer());
+    });
+    color[ni] = h;
+  }
+  for (int r = 0; r < rounds; ++r) {
+    std::vector<llvm::hash_code> next(n);
+    for (size_t ni = 0; ni < n; ++ni) {
+      SmallVector<size_t> in, out;
+      for (auto [slot, u] : preds[ni])
+        in.push_back(llvm::hash_combine(slot, color[u]));
+      for (auto [slot, v] : succs[ni])
+        out.push_back(llvm::hash_combine(slot, color[v]));
+      llvm::sort(in);
+      llvm::sort(out);
+      next[ni] = llvm::hash_combine(
+          color[ni], llvm::hash_combine_range(in.begin(), in.end()),
+          llvm::hash_combine_range(out.begin(), out.end()));
+    }
+    color.swap(next);
+  }
+  DenseMap<size_t, int> ids;
+  for (auto [ni, node] : llvm::enumerate(nodes)) {
+    if (rounds < 0) {
+      node.cls = ni;
+      continue;
+    }
+    auto [it, inserted] = ids.try_emplace(size_t(color[ni]), ids.size());
+    node.cls = it->second;
+  }
+  numClasses = rounds < 0 ? int(n) : int(ids.size());
+}
+
+void AutoSharder::greedy(int axis) {
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    n.chosen = 0;
+    if (n.cands.size() < 2)
+      continue;
+    double best = kInf;
+    for (auto [s, c] : llvm::enumerate(n.cands)) {
+      double cost = nodeCost(n, c, axis);
+      if (!n.op) {
+        // An argument: the smallest local share under a budget, else R.
+        cost = budget > 0 ? memBytes(valueIndex.lookup(fn.getArgument(n.arg)),
+                                     c, axis, 1)
+                          : double(s);
+      } else {
+        for (int ei : edgesInto.lookup(ni)) {
+          const Edge &e = edges[ei];
+          const Node &u = nodes[values[e.value].node];
+          cost += edgeCost(e, u.cands[u.chosen], c, axis);
+        }
+      }
+      if (cost < best)
+        best = cost, n.chosen = s;
+    }
+  }
+}
+
+void AutoSharder::commit(int axis) {
+  static const Cand none{};
+  CommCostParams bytesOnly;
+  bytesOnly.alpha = 0;
+  bytesOnly.beta = 1;
+  for (const Edge &e : edges) {
+    const Node &u = nodes[values[e.value].node];
+    const Cand &from = u.cands[u.chosen];
+    const Cand &to = e.consumer >= 0
+                         ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
+                         : none;
+    commSeconds += edgeCost(e, from, to, axis);
+    commBytes += edgeCost(e, from, to, axis, bytesOnly);
+  }
+  for (Node &n : nodes)
+    if (axis + 1 == mesh.rank())
+      computeSeconds += nodeCost(n, n.cands[n.chosen], axis);
+  int64_t k = mesh.axisSizes[axis];
+  for (auto [vi, v] : llvm::enumerate(values)) {
+    if (v.node < 0)
+      continue;
+    const Node &n = nodes[v.node];
+    Placement p = producedOn(vi, n.cands[n.chosen], axis);
+    if (p.isShard())
+      v.local[p.dim] = ::spmd::chunkCapacity(v.local[p.dim], k);
+  }
+  for (Node &n : nodes) {
+    const Cand &c = n.cands[n.chosen];
+    n.decided.push_back(c);
+    if (n.op && n.rule && c.choice.kind == AxisChoice::Kind::Shard)
+      n.factorLocal[c.choice.factor] =
+          ::spmd::chunkCapacity(n.factorLocal[c.choice.factor], k);
+  }
+}
+
+void AutoSharder::reset() {
+  for (auto [vi, v] : llvm::enumerate(values))
+    v.local = initialLocal[vi];
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    n.factorLocal = initialFactors[ni];
+    n.decided.clear();
+  }
+  commSeconds = computeSeconds = commBytes = 0;
+}
+
+Layout AutoSharder::finalLayout(int value) const {
+  const ValueInfo &v = values[value];
+  Layout l;
+  for (int a = 0; a < mesh.rank(); ++a)
+    l.placements.push_back(producedOn(value, nodes[v.node].decided[a], a));
+  return l;
+}
+
+double AutoSharder::estimatedPeak() const {
+  std::vector<double> delta(numPoints + 2, 0);
+  for (auto [vi, v] : llvm::enumerate(values)) {
+    if (v.node < 0)
+      continue;
+    double b = valueBytes(vi);
+    delta[v.def] += b;
+    delta[std::min(v.lastUse, numPoints) + 1] -= b;
+  }
+  double live = 0, peak = 0;
+  for (int p = 0; p <= numPoints; ++p)
+    peak = std::max(peak, live += delta[p]);
+  return peak;
+}
+
+void AutoSharder::write(bool pinActivations) {
+  MLIRContext *ctx = fn.getContext();
+  StringRef name = ::spmd::SPMDDialect::kLayoutAttrName;
+  auto attr = [&](const Layout &l) { return LayoutAttr::get(meshRef, l); };
+  Block &body = fn.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()) ||
+        fn.getArgAttr(arg.getArgNumber(), name))
+      continue;
+    fn.setArgAttr(arg.getArgNumber(), name,
+                  attr(finalLayout(valueIndex.lookup(arg))));
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+    if (!isa<RankedTensorType>(fn.getResultTypes()[i]) ||
+        fn.getResultAttr(i, name))
+      continue;
+    Layout l = Layout::replicated(mesh.rank());
+    if (updates[i] >= 0)
+      l = finalLayout(valueIndex.lookup(fn.getArgument(updates[i])));
+    fn.setResultAttr(i, name, attr(l));
+  }
+  if (!pinActivations)
+    return;
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    if (!n.op || !n.rule || n.op->getAttr(name))
+      continue;
+    SmallVector<Attribute> layouts;
+    for (OpResult r : n.op->getResults())
+      layouts.push_back(attr(finalLayout(valueIndex.lookup(r))));
+    if (layouts.size() == 1)
+      n.op->setAttr(name, layouts[0]);
+    else
+      n.op->setAttr(name, ArrayAttr::get(ctx, layouts));
+  }
+}
+
+/// DTensor's name for what a layout does to a parameter on each axis
+/// (`gathered`: the axes on which a consumer needs it replicated: stored
+/// sharded, gathered for use, as FSDP). Colwise / Rowwise name the dims of a
+/// Linear's [out, in] weight.
+static std::string styleOf(const Layout &l, const Mesh &mesh, int64_t rank,
+                           ArrayRef<bool> gathered) {
+  std::string out;
+  for (auto [a, p] : llvm::enumerate(l.placements)) {
+    if (mesh.axisSizes[a] == 1)
+      continue;
+    std::string s;
+    if (p.isReplicate())
+      s = "Replicate";
+    else if (p.isShard() && gathered[a])
+      s = "FSDP Shard(" + std::to_string(p.dim) + ")";
+    else if (p.isShard() && p.dim == 0)
+      s = rank == 1 ? "Colwise (bias)" : "Colwise";
+    else if (p.isShard() && p.dim == 1 && rank == 2)
+      s = "Rowwise";
+    else
+      s = p.str();
+    out += (out.empty() ? "" : ", ") + mesh.axisNames[a] + ": " + s;
+  }
+  return out.empty() ? "Replicate" : out;
+}
+
+void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
+  Block &body = fn.getBody().front();
+  SmallVector<bool> updated(fn.getNumArguments(), false);
+  for (int a : updates)
+    if (a >= 0)
+      updated[a] = true;
+  // Per argument value: the axes on which some consumer needs it R.
+  DenseMap<int, SmallVector<bool>> gathered;
+  for (const Edge &e : edges) {
+    if (e.consumer < 0 || nodes[values[e.value].node].op)
+      continue;
+    const Node &c = nodes[e.consumer];
+    auto &g = gathered[e.value];
+    g.resize(mesh.rank(), false);
+    for (int a = 0; a < mesh.rank(); ++a) {
+      Placement need = e.toArg ? placementOf(c, 0, c.decided[a], a)
+                               : placementOf(c, e.slot, c.decided[a], a);
+      g[a] = g[a] || need.isReplicate();
+    }
+  }
+  os << "spmd-auto-shard plan for @" << fn.getSymName() << " on mesh "
+     << meshRef << " [";
+  for (int a = 0; a < mesh.rank(); ++a)
+    os << (a ? ", " : "") << mesh.axisNames[a] << "=" << mesh.axisSizes[a];
+  os << "], device " << profile.name << "\n";
+  for (BlockArgument arg : body.getArguments()) {
+    auto it = valueIndex.find(arg);
+    if (it == valueIndex.end())
+      continue;
+    std::string name = "arg" + std::to_string(arg.getArgNumber());
+    if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
+      name += " (" + loc.getName().str() + ")";
+    Layout l = finalLayout(it->second);
+    auto type = cast<RankedTensorType>(arg.getType());
+    os << "  " << name << " " << type << " " << l.str() << "  "
+       << (nodes[values[it->second].node].fixed ? "given" : "chosen") << ", "
+       << (updated[arg.getArgNumber()]
+               ? styleOf(l, mesh, type.getRank(),
+                         gathered.lookup(it->second).empty()
+                             ? SmallVector<bool>(mesh.rank(), false)
+                             : gathered.lookup(it->second))
+               : std::string("input")) << "\n";
+  }
+  os << llvm::format("  estimated compute %.3f ms, communication %.3f ms "
+                     "(%s per rank), peak memory %s per device",
+                     computeSeconds * 1e3, commSeconds * 1e3,
+                     formatBytes(commBytes).c_str(),
+                     formatBytes(estimatedPeak()).c_str());
+  if (budget > 0)
+    os << " (budget " << formatBytes(budget) << ")";
+  os << llvm::format("\n  solved in %.2f s: %zu ops and arguments in %d "
+                     "classes, at most %d variables and %d rows per axis",
+                     solveSeconds, nodes.size(), numClasses, maxVars,
+                     maxRows);
+  if (!solverNote.empty())
+    os << " (" << solverNote << ")";
+  os << "\n";
+}
+
+LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
+  if (failed(build()))
+    return failure();
+  for (auto [ei, e] : llvm::enumerate(edges))
+    if (e.consumer >= 0)
+      edgesInto[e.consumer].push_back(ei);
+  for (const ValueInfo &v : values)
+    initialLocal.push_back(v.local);
+  for (const Node &n : nodes)
+    initialFactors.push_back(n.factorLocal);
+  computeClasses(tieRounds);
+
+  auto begin = std::chrono::steady_clock::now();
+  bool minPeak = false;
+  for (int axis = 0; axis < mesh.rank(); ++axis) {
+    candidates(axis);
+    double peak = 0;
+    if (!solveAxis(axis, minPeak, peak)) {
+      if (minPeak)
+        return fn.emitOpError("spmd-auto-shard: the solver found no layout");
+      // No layout fits: find the smallest peak instead.
+      minPeak = true;
+      reset();
+      axis = -1;
+      continue;
+    }
+    commit(axis);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - begin)
+                       .count();
+  double peak = estimatedPeak();
+  if (minPeak || (budget > 0 && peak > budget * (1 + 1e-9) + 1))
+    return fn.emitOpError("spmd-auto-shard: no layout fits the memory budget "
+                          "of ")
+           << formatBytes(budget) << " per device; the smallest peak found is "
+           << formatBytes(peak) << " per device";
+  write(pinActivations);
+  if (report)
+    writeReport(*report, seconds);
+  return success();
+}
+
+struct SPMDAutoShardPass
+    : public ::spmd::impl::SPMDAutoShardBase<SPMDAutoShardPass> {
+  using SPMDAutoShardBase::SPMDAutoShardBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    SPMDAutoShardBase::getDependentDialects(registry);
+    ::spmd::registerShardingRuleExternalModels(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<DeviceProfile> profile = ::spmd::deviceProfile(device);
+    if (!profile) {
+      module.emitError() << "spmd-auto-shard: unknown device '" << device
+                         << "' (known: h100, cpu)";
+      return signalPassFailure();
+    }
+    std::optional<double> budget = parseBytes(memoryBudget);
+    if (!budget) {
+      module.emitError() << "spmd-auto-shard: memory-budget '" << memoryBudget
+                         << "' is not a size (e.g. 4096, 64MiB, 1.5GB)";
+      return signalPassFailure();
+    }
+    ::spmd::MeshOp meshOp;
+    for (auto m : module.getOps<::spmd::MeshOp>())
+      if (mesh.empty() || m.getSymName() == mesh) {
+        if (meshOp) {
+          module.emitError("spmd-auto-shard: the module has several meshes; "
+                           "name one with mesh=");
+          return signalPassFailure();
+        }
+        meshOp = m;
+      }
+    if (!meshOp) {
+      module.emitError() << "spmd-auto-shard: "
+                         << (mesh.empty() ? std::string("the module has no "
+                                                        "spmd.mesh")
+                                          : "no spmd.mesh named @" + mesh);
+      return signalPassFailure();
+    }
+    std::unique_ptr<llvm::raw_fd_ostream> file;
+    llvm::raw_ostream *os = nullptr;
+    if (report == "-") {
+      os = &llvm::errs();
+    } else if (!report.empty()) {
+      std::error_code ec;
+      file = std::make_unique<llvm::raw_fd_ostream>(report, ec);
+      if (ec) {
+        module.emitError() << "spmd-auto-shard: cannot write report '"
+                           << report << "': " << ec.message();
+        return signalPassFailure();
+      }
+      os = file.get();
+    }
+    auto ref = FlatSymbolRefAttr::get(meshOp.getSymNameAttr());
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (fn.isExternal())
+        continue;
+      if (!fn.getBody().hasOneBlock()) {
+        fn.emitOpError("spmd-auto-shard: only single-block functions are "
+                       "supported");
+        return signalPassFailure();
+      }
+      AutoSharder sharder(fn, ref, meshOp.toMesh(), *profile, *budget,
+                          timeLimit, pinActivations, tieRounds);
+      if (failed(sharder.run(os)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
