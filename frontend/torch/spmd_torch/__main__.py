@@ -255,7 +255,7 @@ def export(args):
         raise _UsageError("--auto-plan is for train mode")
     if args.auto_plan:
         _set_stage("choosing the plan (spmd-opt --spmd-auto-shard)")
-        _auto_plan(prog, args)
+        _auto_plan(prog, args, model)
     _set_stage(f"writing '{args.output}'")
     with open(args.output, "w") as f:
         f.write(prog.text)
@@ -294,7 +294,7 @@ def export(args):
     return 0
 
 
-def _auto_plan(prog, args):
+def _auto_plan(prog, args, model=None):
     """Runs spmd-auto-shard on the exported program: prog.text gets the
     chosen layouts, its argument metadata their layouts; the report (its
     arguments named) is printed or written to --auto-report."""
@@ -322,6 +322,17 @@ def _auto_plan(prog, args):
             raise _UsageError("spmd-auto-shard failed:\n" + r.stderr.strip())
         with open(report) as f:
             text = f.read()
+    # The report names a Linear's [out, in] weight dims; DTensor names an
+    # Embedding's [num, dim] the other way round.
+    embeddings, linears = set(), set()
+    for n, m in (model.named_modules() if model else []):
+        p = f"{n}." if n else ""
+        if isinstance(m, torch.nn.Embedding):
+            embeddings.add(p + "weight")
+        elif isinstance(m, torch.nn.Linear) or type(m).__name__ == "Conv1D":
+            linears.update({p + "weight", p + "bias"})
+    def owner(name, names):
+        return any(name == e or name.startswith(e + ".") for e in names)
     lines = []
     for line in text.splitlines():
         m = re.match(r"  arg(\d+) \S+ (\[[^\]]*\])", line)
@@ -330,6 +341,13 @@ def _auto_plan(prog, args):
             info.layout = m.group(2)
             line = line.replace(f"arg{m.group(1)} ",
                                 f"arg{m.group(1)} {info.name} ", 1)
+            if owner(info.name, embeddings):
+                line = (line.replace("Colwise", "\0").replace("Rowwise", "Colwise")
+                        .replace("\0", "Rowwise"))
+            elif not owner(info.name, linears) and info.kind != "batch":
+                line = (line.replace("Colwise (bias)", "Shard(0)")
+                        .replace("Colwise", "Shard(0)")
+                        .replace("Rowwise", "Shard(1)"))
         lines.append(line)
     text = "\n".join(lines) + "\n"
     for res in prog.results:
