@@ -316,10 +316,14 @@ def _auto_plan(prog, args, model=None):
                     "spmd-defer-scales, spmd-fold-reshapes), "
                     f"spmd-auto-shard{{{opts}}})")
         r = subprocess.run([find_spmd_opt(), src,
+                            "--mlir-print-op-on-diagnostic=false",
                             f"--pass-pipeline={pipeline}"],
                            capture_output=True, text=True)
         if r.returncode != 0:
-            raise _UsageError("spmd-auto-shard failed:\n" + r.stderr.strip())
+            errors = [l.split("error: ", 1)[1] for l in r.stderr.splitlines()
+                      if "error: " in l]
+            raise _UsageError("; ".join(errors) or r.stderr.strip() or
+                              f"spmd-opt exited with {r.returncode}")
         with open(report) as f:
             text = f.read()
     # The report names a Linear's [out, in] weight dims; DTensor names an
