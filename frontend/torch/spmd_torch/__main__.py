@@ -94,6 +94,9 @@ def build_parser():
                    help="with --auto-plan: bytes per device (64MiB, 1.5GB)")
     e.add_argument("--device", default="h100", choices=["h100", "cpu"],
                    help="with --auto-plan: the cost model's device profile")
+    e.add_argument("--auto-options", default="",
+                   help="with --auto-plan: more spmd-auto-shard options, "
+                        "e.g. 'time-limit=60 tie-rounds=-1'")
     e.add_argument("--auto-report",
                    help="with --auto-plan: write the chosen plan's report "
                         "here (default: print it)")
@@ -309,6 +312,8 @@ def _auto_plan(prog, args, model=None):
         opts = f"report={report} device={args.device}"
         if args.memory_budget:
             opts += f" memory-budget={args.memory_budget}"
+        if args.auto_options:
+            opts += " " + args.auto_options
         # The partition pipeline's first passes, so that the search sees
         # what propagation will (attention's head dims as loops of their
         # own, the loss scale deferred).

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""spmd-auto-shard against the hand plans, and its solve time.
+
+For each model and mesh: export the training step (Adam) under every hand
+plan (DTensor styles, DP, FSDP, their 2-D combinations) and with
+--auto-plan, then record per plan
+
+  * est. ms: the step time spmd-auto-shard's model estimates (compute +
+    communication, `device` profile); for a hand plan every argument is
+    given, so only free activations are chosen;
+  * KiB/rank: bytes each rank sends, by spmd-comm-report of the partitioned
+    program (default pipeline, bucketing on);
+  * ms/step: spmd-run on simulated ranks (steady state of --steps 1+N);
+  * check: spmd-run --check (every rank's results against the
+    unpartitioned program).
+
+Then the solve time of a 32-layer GPT. Prints markdown; --json writes the
+rows. Run with the venv's python (PyTorch 2.x):
+
+  .venv/bin/python bench/autoshard/run.py [--quick] [--json out.json]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MODELS = os.path.join(ROOT, "test", "frontend", "Inputs", "models.py")
+PY = sys.executable
+
+SIZES = {
+    "GPT": dict(vocab=2048, dim=512, heads=8, layers=4, seq=128),
+    "Llama": dict(vocab=2048, dim=512, heads=8, layers=4, hidden=1536),
+}
+QUICK = {
+    "GPT": dict(vocab=126, dim=64, heads=4, layers=2, seq=16),
+    "Llama": dict(vocab=126, dim=64, heads=4, layers=2, hidden=96),
+}
+
+# mesh -> [(plan name, mesh argument, export flags)]
+PLANS = {
+    "4": [("TP", "tp=4", ["--plan", f"{HERE}/tp_plan.py"]),
+          ("TP+SP", "tp=4", ["--plan", f"{HERE}/sp_plan.py"]),
+          ("DP", "dp=4", []),
+          ("FSDP", "dp=4", ["--fsdp"]),
+          ("auto", "x=4", ["--auto-plan"])],
+    "2x2": [("DP x TP", "dp=2,tp=2", ["--plan", f"{HERE}/tp_plan.py"]),
+            ("DP x TP+SP", "dp=2,tp=2", ["--plan", f"{HERE}/sp_plan.py"]),
+            ("FSDP x TP+SP", "dp=2,tp=2",
+             ["--plan", f"{HERE}/sp_plan.py", "--fsdp"]),
+            ("auto", "x=2,y=2", ["--auto-plan"])],
+    "2x4": [("DP x TP", "dp=2,tp=4", ["--plan", f"{HERE}/tp_plan.py"]),
+            ("DP x TP+SP", "dp=2,tp=4", ["--plan", f"{HERE}/sp_plan.py"]),
+            ("FSDP x TP+SP", "dp=2,tp=4",
+             ["--plan", f"{HERE}/sp_plan.py", "--fsdp"]),
+            ("auto", "x=2,y=4", ["--auto-plan"])],
+}
+
+
+def tool(name):
+    build = os.environ.get("SPMD_BUILD_DIR", os.path.join(ROOT, "build"))
+    return os.path.join(build, "bin", name)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}\n{r.stdout[-1000:]}{r.stderr[-2000:]}")
+    return r
+
+
+def estimate(mlir, device, tmp):
+    """spmd-auto-shard's estimate of a program (hand plans: args given)."""
+    report = os.path.join(tmp, "est.txt")
+    pipe = ("builtin.module(spmd-expand-random, func.func(spmd-defer-scales, "
+            f"spmd-fold-reshapes), spmd-auto-shard{{device={device} "
+            f"report={report}}})")
+    run([tool("spmd-opt"), mlir, f"--pass-pipeline={pipe}", "-o", os.devnull])
+    text = open(report).read()
+    m = re.search(r"estimated compute ([0-9.]+) ms, communication ([0-9.]+) ms",
+                  text)
+    solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
+    return float(m.group(1)) + float(m.group(2)), solve, text
+
+
+def comm_bytes(mlir):
+    local = run([tool("spmd-opt"), mlir, "--spmd-partition-pipeline"]).stdout
+    rep = json.loads(run([tool("spmd-opt"), "--spmd-comm-report", "-o",
+                          os.devnull], input=local).stdout)
+    total = 0
+    for f in rep["functions"]:
+        for k, v in f["totals"]["by_kind"].items():
+            if k not in ("shard", "partial_from_replicated"):
+                # Uneven shards: rank-dependent sizes, the upper bound.
+                b = v["bytes"]
+                total += b if b is not None else v["bytes_upper_bound"]
+    return total
+
+
+def step_ms(mlir, steps):
+    def once(n):
+        r = run([tool("spmd-run"), mlir, "--steps", str(n)])
+        return float(re.search(r"([0-9.]+) ms/step", r.stderr + r.stdout).group(1))
+    t1 = once(1)
+    tn = once(1 + steps)
+    return (tn * (1 + steps) - t1) / steps
+
+
+def export(model, cfg, mesh, flags, device, out, report):
+    batch = "2,16" if cfg.get("vocab", 0) < 1000 else "8,128"
+    args = dict(cfg)
+    cmd = [PY, "-m", "spmd_torch", "export", f"{MODELS}:{model}",
+           "--model-args", json.dumps(args), "--batch-shape", batch,
+           "--mesh", mesh, "--optimizer", "adam", "--feedback-order",
+           "-o", out] + flags
+    if "--auto-plan" in flags:
+        cmd += ["--device", device, "--auto-report", report]
+    t0 = time.time()
+    run(cmd, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "frontend",
+                                                          "torch")))
+    return time.time() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="small sizes")
+    ap.add_argument("--device", default="cpu", help="cost model profile")
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--meshes", default="4,2x2,2x4")
+    ap.add_argument("--models", default="GPT,Llama")
+    ap.add_argument("--no-run", action="store_true", help="skip step times")
+    ap.add_argument("--deep", type=int, default=32,
+                    help="layers of the solve-time model (0: skip)")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    sizes = QUICK if a.quick else SIZES
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in a.models.split(","):
+            for mesh in a.meshes.split(","):
+                print(f"\n### {model} {sizes[model]}, mesh {mesh}, "
+                      f"device {a.device}\n")
+                print("| plan | est. ms | KiB/rank | ms/step | check |")
+                print("|---|---|---|---|---|")
+                for name, mesh_arg, flags in PLANS[mesh]:
+                    out = os.path.join(tmp, "p.mlir")
+                    rep = os.path.join(tmp, "auto.txt")
+                    export(model, sizes[model], mesh_arg, flags, a.device,
+                           out, rep)
+                    est, solve, _ = estimate(out, a.device, tmp)
+                    if name == "auto":
+                        solve = float(re.search(r"solved in ([0-9.]+) s",
+                                                open(rep).read()).group(1))
+                    kib = comm_bytes(out) / 1024
+                    ms = None if a.no_run else step_ms(out, a.steps)
+                    ok = None
+                    if not a.no_run:
+                        r = subprocess.run([tool("spmd-run"), out, "--check",
+                                            "--atol", "1e-3", "--rtol", "1e-3"],
+                                           capture_output=True, text=True)
+                        ok = r.returncode == 0
+                    rows.append(dict(model=model, mesh=mesh, plan=name,
+                                     est_ms=est, kib=kib, ms=ms, check=ok,
+                                     solve_s=solve if name == "auto" else None))
+                    msr = "-" if ms is None else f"{ms:.0f}"
+                    chk = "-" if ok is None else ("ok" if ok else "FAILED")
+                    label = f"auto (solved in {solve:.1f} s)" if name == "auto" else name
+                    print(f"| {label} | {est:.3f} | {kib:.0f} | {msr} | {chk} |",
+                          flush=True)
+        if a.deep:
+            cfg = dict(vocab=2048, dim=256, heads=8, layers=a.deep, seq=128)
+            print(f"\n### Solve time: GPT {cfg}, device {a.device}\n")
+            print("| mesh | export s | solve s | classes | est. ms |")
+            print("|---|---|---|---|---|")
+            for mesh in ("x=4", "x=2,y=4"):
+                out = os.path.join(tmp, "deep.mlir")
+                rep = os.path.join(tmp, "deep.txt")
+                t = export("GPT", cfg, mesh, ["--auto-plan"], a.device, out, rep)
+                text = open(rep).read()
+                solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
+                classes = re.search(r"(\d+) ops and arguments in (\d+) classes",
+                                    text)
+                m = re.search(r"estimated compute ([0-9.]+) ms, communication "
+                              r"([0-9.]+) ms", text)
+                est = float(m.group(1)) + float(m.group(2))
+                rows.append(dict(model=f"GPT-{a.deep}", mesh=mesh, plan="auto",
+                                 solve_s=solve, est_ms=est))
+                print(f"| {mesh} | {t:.0f} | {solve:.2f} | "
+                      f"{classes.group(1)} ops in {classes.group(2)} | {est:.2f} |",
+                      flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
