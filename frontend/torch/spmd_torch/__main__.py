@@ -97,6 +97,10 @@ def build_parser():
     e.add_argument("--auto-options", default="",
                    help="with --auto-plan: more spmd-auto-shard options, "
                         "e.g. 'time-limit=60 tie-rounds=-1'")
+    e.add_argument("--write-plan",
+                   help="with --auto-plan: write the chosen layouts as a plan "
+                        "file (`layouts = {argument: layout}`) that --plan "
+                        "takes back, to edit and re-use")
     e.add_argument("--auto-report",
                    help="with --auto-plan: write the chosen plan's report "
                         "here (default: print it)")
@@ -189,11 +193,19 @@ def export(args):
     if args.plan == "hf":
         from .plans import hf_tp_plan
         plan = hf_tp_plan(model)
-    elif args.plan:
+    auto_layouts = None
+    if args.plan and args.plan != "hf":
         pmod = _load_file(args.plan, "spmd_user_plan")
-        if not hasattr(pmod, "plan"):
-            raise _UsageError(f"plan file '{args.plan}' defines no `plan`")
-        plan = pmod.plan
+        if hasattr(pmod, "layouts") and not hasattr(pmod, "plan"):
+            # A plan --write-plan wrote: its layouts are given to
+            # spmd-auto-shard, which chooses only what they leave free.
+            auto_layouts = dict(pmod.layouts)
+            args.auto_plan = True
+        elif not hasattr(pmod, "plan"):
+            raise _UsageError(f"plan file '{args.plan}' defines no `plan` "
+                              "(nor `layouts`)")
+        else:
+            plan = pmod.plan
 
     # The batch.
     _set_stage("making the example batch")
@@ -246,6 +258,7 @@ def export(args):
             raise _UsageError("--auto-plan needs --mesh")
         prog = export_train_step(model, batch, loss_fn, optimizer=opt,
                                  auto_plan=args.auto_plan,
+                                 auto_layouts=auto_layouts,
                                  mesh=args.mesh, plan=plan,
                                  data_parallel=args.data_parallel, fsdp=args.fsdp,
                                  dp_axis=args.dp_axis, tp_axis=args.tp_axis,
@@ -370,6 +383,16 @@ def _auto_plan(prog, args, model=None):
             f.write(text)
     else:
         sys.stdout.write(text)
+    if args.write_plan:
+        with open(args.write_plan, "w") as f:
+            f.write(f'"""Layouts spmd-auto-shard chose for {args.model} on mesh '
+                    f'{args.mesh} ({args.device} profile). Edit and pass back '
+                    f'with --plan: these are given, the rest is chosen."""\n\n'
+                    "layouts = {\n")
+            for a in prog.args:
+                if a.kind in ("param", "state", "batch") and a.layout:
+                    f.write(f"    {a.name!r}: {a.layout!r},\n")
+            f.write("}\n")
 
 
 def _header_of(text):

@@ -477,7 +477,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                       optimizer_state=None, tracing_mode=None,
                       gather_form="onehot", feedback_order=False,
                       capture="export", rng_seed=0, step_fn=None,
-                      auto_plan=False):
+                      auto_plan=False, auto_layouts=None):
     """Trace one training step of `model` and emit it as an spmd program.
 
     example_batch: a tuple of tensors. The model is called on all but the
@@ -500,7 +500,8 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     spmd_torch.compile traces of a user's training step). auto_plan: leave
     parameters, optimizer state and batch without layouts, and mark each
     result that updates an argument (`spmd.updates`), for spmd-auto-shard
-    to choose the plan (no `plan`, dp or fsdp then).
+    to choose the plan (no `plan`, dp or fsdp then); auto_layouts: {argument
+    name: "[S(0), R]"} given to it as constraints (a plan it wrote).
     """
     mesh = _as_mesh(mesh)
     if auto_plan:
@@ -644,10 +645,23 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
             upd = [i for i, a in enumerate(args) if a.updated_by == j]
             if upd:
                 res_layouts[j] = ("updates", upd[0])
+        given = dict(auto_layouts or {})
         for i, a in enumerate(args):
-            if a.kind in ("param", "state", "batch"):
+            if a.name in given:
+                text = given.pop(a.name)
+                n = len([p for p in text.strip("[] ").split(",") if p.strip()])
+                if n != len(mesh.axes):
+                    raise ValueError(f"layout {text} of '{a.name}' has {n} "
+                                     f"placements for a mesh of "
+                                     f"{len(mesh.axes)} axes")
+                arg_layouts[i] = f"#spmd.layout<@{mesh.name}, {text}>"
+                a.layout = text
+            elif a.kind in ("param", "state", "batch"):
                 arg_layouts[i] = None
                 a.layout = None
+        if given:
+            raise ValueError("the plan's layouts name no argument: "
+                             f"{sorted(given)}")
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         constrain_grads, gather_form,
                         _fsdp_gathers(lay, named_params, tp_of),
