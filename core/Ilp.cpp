@@ -61,8 +61,7 @@ IlpModel::Result IlpModel::solve(double timeLimitSeconds,
   Cbc_Model *model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
   Cbc_loadProblem(model, n, m, colStart.data(), rowIndex.data(), values.data(),
-                  lb.data(), ub.data(), obj.data(), rowLo.data(),
-                  rowHi.data());
+                  lb.data(), ub.data(), obj.data(), rowLo.data(), rowHi.data());
   for (int j = 0; j < n; ++j)
     if (integer[j])
       Cbc_setInteger(model, j);
@@ -110,8 +109,8 @@ IlpModel::Result IlpModel::solve(double timeLimitSeconds,
     }
   }
   Cbc_deleteModel(model);
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - begin)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
   return result;
 }

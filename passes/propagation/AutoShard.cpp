@@ -88,8 +88,7 @@ std::optional<double> parseBytes(StringRef text) {
   double value;
   if (text.take_front(i).getAsDouble(value))
     return std::nullopt;
-  StringRef unit = text.drop_front(i).trim().lower() == "" ? "" : text.drop_front(i).trim();
-  std::string u = unit.lower();
+  std::string u = text.drop_front(i).trim().lower();
   double scale = 1;
   if (u == "" || u == "b")
     scale = 1;
@@ -132,7 +131,7 @@ unsigned elementBytes(Type type) {
 
 /// One candidate of a node on the current axis.
 struct Cand {
-  AxisChoice choice;                 // op nodes
+  AxisChoice choice;                      // op nodes
   Placement arg = Placement::replicate(); // argument nodes
 };
 
@@ -172,9 +171,10 @@ struct Node {
 struct Edge {
   int value;    // index into values
   int consumer; // node, or -1 (a fixed requirement)
-  int slot = -1; // the consumer's operand slot (op nodes)
+  /// The consumer's operand slot; with no consumer, -2 - i for function
+  /// result i's annotation, else (-1) R.
+  int slot = -1;
   bool toArg = false; // consumer is an argument node (a tied result)
-  Placement need = Placement::replicate(); // when consumer == -1
 };
 
 class AutoSharder {
@@ -282,9 +282,8 @@ LogicalResult AutoSharder::build() {
         addValue(r, -1, 0, point);
       continue;
     }
-    if (!llvm::all_of(op.getResultTypes(), [](Type t) {
-          return isa<RankedTensorType>(t);
-        })) {
+    if (!llvm::all_of(op.getResultTypes(),
+                      [](Type t) { return isa<RankedTensorType>(t); })) {
       if (llvm::any_of(op.getResultTypes(),
                        [](Type t) { return isa<RankedTensorType>(t); }))
         return op.emitOpError("spmd-auto-shard: results mixing tensors and "
@@ -311,12 +310,11 @@ LogicalResult AutoSharder::build() {
         auto type = cast<RankedTensorType>(op.getResult(0).getType());
         for (int64_t d : type.getShape())
           elements *= ShapedType::isDynamic(d) ? 1024.0 : double(d);
-        for (Type t : llvm::concat<Type>(op.getOperandTypes(),
-                                         op.getResultTypes()))
+        for (Type t :
+             llvm::concat<Type>(op.getOperandTypes(), op.getResultTypes()))
           if (isa<RankedTensorType>(t))
             bytes += elements * elementBytes(t);
-        n.work = profile.computeTime(elements, bytes,
-                                     8 * elementBytes(type));
+        n.work = profile.computeTime(elements, bytes, 8 * elementBytes(type));
       }
       for (const auto &f : n.rule->factors)
         n.factorLocal.push_back(f.size);
@@ -447,8 +445,8 @@ void AutoSharder::candidates(int axis) {
     }
     if (!n.op) {
       n.cands.push_back(Cand{});
-      const ValueInfo &v = values[valueIndex.lookup(
-          fn.getBody().front().getArgument(n.arg))];
+      const ValueInfo &v =
+          values[valueIndex.lookup(fn.getBody().front().getArgument(n.arg))];
       for (auto [d, size] : llvm::enumerate(v.local))
         if (size >= k && !ShapedType::isDynamic(
                              cast<RankedTensorType>(v.type).getDimSize(d)))
@@ -458,8 +456,7 @@ void AutoSharder::candidates(int axis) {
     const ShardingRule &rule = *n.rule;
     auto pinnedOk = [&](const AxisChoice &c) {
       for (auto [r, p] : llvm::enumerate(n.pinned))
-        if (p && required(rule, rule.numOperands + r, c) !=
-                     p->placements[axis])
+        if (p && required(rule, rule.numOperands + r, c) != p->placements[axis])
           return false;
       return true;
     };
@@ -531,8 +528,8 @@ double AutoSharder::edgeCost(const Edge &e, const Cand &from, const Cand &to,
     need = e.toArg ? placementOf(c, 0, to, axis)
                    : placementOf(c, e.slot, to, axis);
   } else if (e.slot <= -2) {
-    need = fn.getResultAttrOfType<LayoutAttr>(-2 - e.slot,
-                                              ::spmd::SPMDDialect::kLayoutAttrName)
+    need = fn.getResultAttrOfType<LayoutAttr>(
+                 -2 - e.slot, ::spmd::SPMDDialect::kLayoutAttrName)
                .toLayout()
                .placements[axis];
   }
@@ -583,9 +580,9 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
     n.var = ilp.numVars();
     std::vector<std::pair<int, double>> one;
     for (const Cand &c : n.cands)
-      one.push_back({ilp.addVar(minPeak ? 0 : nodeCost(n, c, axis) * kScale,
-                                0, 1, true),
-                     1.0});
+      one.push_back(
+          {ilp.addVar(minPeak ? 0 : nodeCost(n, c, axis) * kScale, 0, 1, true),
+           1.0});
     ilp.addRow(one, 1, 1);
   }
   // Edges. Costs against a fixed end go on the other end's variables.
@@ -703,8 +700,8 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
       break;
     }
     if (r.status == IlpModel::Status::Feasible)
-      solverNote = "solver time limit reached on axis " +
-                   mesh.axisNames[axis] + "; best solution found used";
+      solverNote = "solver time limit reached on axis " + mesh.axisNames[axis] +
+                   "; best solution found used";
     for (auto [ni, n] : llvm::enumerate(nodes)) {
       chosen[ni] = 0;
       if (n.cands.size() < 2)
@@ -736,7 +733,6 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   return true;
 }
 
-
 void AutoSharder::computeClasses(int rounds) {
   // Weisfeiler-Lehman colors: an op's name, attributes, types and body,
   // refined `rounds` times by the colors of its producers and users.
@@ -766,9 +762,9 @@ void AutoSharder::computeClasses(int rounds) {
       h = llvm::hash_combine(h, t.getAsOpaquePointer());
     node.op->walk([&](Operation *inner) {
       if (inner != node.op)
-        h = llvm::hash_combine(h, inner->getName().getAsOpaquePointer(),
-                               inner->getRawDictionaryAttrs()
-                                   .getAsOpaquePointer());
+        h = llvm::hash_combine(
+            h, inner->getName().getAsOpaquePointer(),
+            inner->getRawDictionaryAttrs().getAsOpaquePointer());
     });
     color[ni] = h;
   }
@@ -997,7 +993,8 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
                          gathered.lookup(it->second).empty()
                              ? SmallVector<bool>(mesh.rank(), false)
                              : gathered.lookup(it->second))
-               : std::string("input")) << "\n";
+               : std::string("input"))
+       << "\n";
   }
   os << llvm::format("  estimated compute %.3f ms, communication %.3f ms "
                      "(%s per rank), peak memory %s per device",
@@ -1008,8 +1005,7 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
     os << " (budget " << formatBytes(budget) << ")";
   os << llvm::format("\n  solved in %.2f s: %zu ops and arguments in %d "
                      "classes, at most %d variables and %d rows per axis",
-                     solveSeconds, nodes.size(), numClasses, maxVars,
-                     maxRows);
+                     solveSeconds, nodes.size(), numClasses, maxVars, maxRows);
   if (!solverNote.empty())
     os << " (" << solverNote << ")";
   os << "\n";
@@ -1043,9 +1039,9 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
     }
     commit(axis);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - begin)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
   double peak = estimatedPeak();
   if (minPeak || (budget > 0 && peak > budget * (1 + 1e-9) + 1))
     return fn.emitOpError("spmd-auto-shard: no layout fits the memory budget "
@@ -1106,8 +1102,8 @@ struct SPMDAutoShardPass
       std::error_code ec;
       file = std::make_unique<llvm::raw_fd_ostream>(report, ec);
       if (ec) {
-        module.emitError() << "spmd-auto-shard: cannot write report '"
-                           << report << "': " << ec.message();
+        module.emitError() << "spmd-auto-shard: cannot write report '" << report
+                           << "': " << ec.message();
         return signalPassFailure();
       }
       os = file.get();

@@ -1,4 +1,5 @@
-//===- IlpTest.cpp - IlpModel on CBC ---------------------------------------===//
+//===- IlpTest.cpp - IlpModel on CBC
+//---------------------------------------===//
 
 #include "core/Ilp.h"
 
