@@ -175,6 +175,10 @@ struct Edge {
   /// result i's annotation, else (-1) R.
   int slot = -1;
   bool toArg = false; // consumer is an argument node (a tied result)
+  /// Partitioning makes one reshard per value and layout, shared by its
+  /// users (one constrain); a value read by n ops charges each edge 1/n of
+  /// its reshard (exact when they need the same layout).
+  double share = 1;
 };
 
 class AutoSharder {
@@ -535,8 +539,8 @@ double AutoSharder::edgeCost(const Edge &e, const Cand &from, const Cand &to,
   }
   if (have == need)
     return 0;
-  return ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
-                                 valueBytes(e.value), comm, axis);
+  return e.share * ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
+                                           valueBytes(e.value), comm, axis);
 }
 
 double AutoSharder::memBytes(int value, const Cand &c, int axis,
@@ -1017,6 +1021,13 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
   for (auto [ei, e] : llvm::enumerate(edges))
     if (e.consumer >= 0)
       edgesInto[e.consumer].push_back(ei);
+  DenseMap<int, int> readers;
+  for (const Edge &e : edges)
+    if (!e.toArg)
+      ++readers[e.value];
+  for (Edge &e : edges)
+    if (!e.toArg)
+      e.share = 1.0 / std::max(1, readers.lookup(e.value));
   for (const ValueInfo &v : values)
     initialLocal.push_back(v.local);
   for (const Node &n : nodes)
