@@ -214,6 +214,10 @@ private:
   void reset();
   void computeClasses(int rounds);
   Layout finalLayout(int value) const;
+  /// The most bytes live at one program point, `bytesOf(value)` each;
+  /// `where` gets the point.
+  double livePeak(llvm::function_ref<double(int)> bytesOf,
+                  int *where = nullptr) const;
   double estimatedPeak() const;
   void write(bool pinActivations);
   void writeReport(llvm::raw_ostream &os, double solveSeconds);
@@ -666,23 +670,12 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
     return std::make_pair(row, constant);
   };
   auto peakOf = [&](ArrayRef<int> chosen, int &where) {
-    std::vector<double> delta(numPoints + 2, 0);
-    for (auto [vi, v] : llvm::enumerate(values)) {
-      if (v.node < 0)
-        continue;
-      const Node &n = nodes[v.node];
-      double b = memBytes(vi, n.cands[chosen[v.node]], axis, later);
-      delta[v.def] += b;
-      delta[std::min(v.lastUse, numPoints) + 1] -= b;
-    }
-    double live = 0, peak = 0;
-    where = 0;
-    for (int p = 0; p <= numPoints; ++p) {
-      live += delta[p];
-      if (live > peak)
-        peak = live, where = p;
-    }
-    return peak;
+    return livePeak(
+        [&](int vi) {
+          int node = values[vi].node;
+          return memBytes(vi, nodes[node].cands[chosen[node]], axis, later);
+        },
+        &where);
   };
   bool limitMemory = budget > 0 || minPeak;
   SmallVector<int> chosen(nodes.size(), 0);
@@ -716,7 +709,7 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
     }
     if (!limitMemory)
       break;
-    int where;
+    int where = 0;
     double peak = peakOf(chosen, where);
     double limit = minPeak ? r.values[peakVar] : budget;
     if (peak <= limit * (1 + 1e-9) + 1 || rowsAt.count(where))
@@ -732,7 +725,7 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   }
   for (auto [ni, n] : llvm::enumerate(nodes))
     n.chosen = chosen[ni];
-  int where;
+  int where = 0;
   peakOut = peakOf(chosen, where);
   return true;
 }
@@ -879,19 +872,30 @@ Layout AutoSharder::finalLayout(int value) const {
   return l;
 }
 
-double AutoSharder::estimatedPeak() const {
+double AutoSharder::livePeak(llvm::function_ref<double(int)> bytesOf,
+                             int *where) const {
   std::vector<double> delta(numPoints + 2, 0);
   for (auto [vi, v] : llvm::enumerate(values)) {
     if (v.node < 0)
       continue;
-    double b = valueBytes(vi);
+    double b = bytesOf(vi);
     delta[v.def] += b;
     delta[std::min(v.lastUse, numPoints) + 1] -= b;
   }
   double live = 0, peak = 0;
-  for (int p = 0; p <= numPoints; ++p)
-    peak = std::max(peak, live += delta[p]);
+  for (int p = 0; p <= numPoints; ++p) {
+    live += delta[p];
+    if (live > peak) {
+      peak = live;
+      if (where)
+        *where = p;
+    }
+  }
   return peak;
+}
+
+double AutoSharder::estimatedPeak() const {
+  return livePeak([&](int vi) { return valueBytes(vi); });
 }
 
 void AutoSharder::write(bool pinActivations) {
