@@ -14,7 +14,8 @@
 //    tensor.empty has no contents and takes any layout for free;
 //  * node cost: the op's roofline time (opWork()) on its local share;
 //  * edge cost: the alpha-beta reshard (CostModel.h) from what the producer
-//    makes to what the consumer needs; a result marked `spmd.updates = i`
+//    makes to what the consumer needs, 1/n of it for a value n ops read
+//    (they share one constrain); a result marked `spmd.updates = i`
 //    (the new value of argument i: a parameter, an optimizer state) must
 //    come back in argument i's layout, so that edge ties the two; other
 //    results are R unless annotated;
@@ -32,6 +33,11 @@
 // program order, the candidate cheapest against its decided producers)
 // stands in. When no assignment fits the budget, the axes are solved again
 // for the smallest peak, and the error names that peak.
+//
+// Repeated layers: nodes whose Weisfeiler-Lehman colors agree after
+// `tie-rounds` refinements (the same op of every layer away from the
+// model's ends) share one block of variables, and edges between the same
+// two blocks share one block of edge variables with their costs summed.
 //
 //===----------------------------------------------------------------------===//
 
