@@ -225,7 +225,7 @@ private:
   double livePeak(llvm::function_ref<double(int)> bytesOf,
                   int *where = nullptr) const;
   double estimatedPeak() const;
-  void write(bool pinActivations);
+  void write();
   void writeReport(llvm::raw_ostream &os, double solveSeconds);
 
   mutable func::FuncOp fn;
@@ -904,7 +904,7 @@ double AutoSharder::estimatedPeak() const {
   return livePeak([&](int vi) { return valueBytes(vi); });
 }
 
-void AutoSharder::write(bool pinActivations) {
+void AutoSharder::write() {
   MLIRContext *ctx = fn.getContext();
   StringRef name = ::spmd::SPMDDialect::kLayoutAttrName;
   auto attr = [&](const Layout &l) { return LayoutAttr::get(meshRef, l); };
@@ -1069,7 +1069,7 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
                           "of ")
            << formatBytes(budget) << " per device; the smallest peak found is "
            << formatBytes(peak) << " per device";
-  write(pinActivations);
+  write();
   if (report)
     writeReport(*report, seconds);
   return success();

@@ -372,11 +372,9 @@ def _auto_plan(prog, args, model=None):
                         .replace("Rowwise", "Shard(1)"))
         lines.append(line)
     text = "\n".join(lines) + "\n"
-    for res in prog.results:
-        upd = [a for a in prog.args if a.updated_by is not None and
-               prog.results[a.updated_by] is res]
-        if upd:
-            res.layout = upd[0].layout
+    for a in prog.args:
+        if a.updated_by is not None:
+            prog.results[a.updated_by].layout = a.layout
     prog.text = _header_of(prog.text) + r.stdout
     if args.auto_report:
         with open(args.auto_report, "w") as f:

@@ -641,10 +641,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
         if a.updated_by is not None:
             a.updated_by = where[a.updated_by]
     if auto_plan:
-        for j in range(len(res_layouts)):
-            upd = [i for i, a in enumerate(args) if a.updated_by == j]
-            if upd:
-                res_layouts[j] = ("updates", upd[0])
+        for i, a in enumerate(args):
+            if a.updated_by is not None:
+                res_layouts[a.updated_by] = ("updates", i)
         given = dict(auto_layouts or {})
         for i, a in enumerate(args):
             if a.name in given:
