@@ -1,17 +1,7 @@
-"""Megatron TP + sequence parallelism for models.GPT and models.Llama: the
-tests' plan, plus SwiGLU's gate (w3) column-split where the model has one."""
+"""Megatron TP + sequence parallelism: the tests' sp_plan.py plus SwiGLU's
+gate (see with_gate.py)."""
 import os
 import runpy
 
-from spmd_torch import ColwiseParallel
-
-_BASE = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                    "..", "..", "test", "frontend", "Inputs",
-                                    "sp_plan.py"))["plan"]
-
-
-def plan(model):
-    out = dict(_BASE)
-    if any(n.endswith("feed_forward.w3") for n, _ in model.named_modules()):
-        out["layers.*.feed_forward.w3"] = ColwiseParallel()
-    return out
+plan = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                   "with_gate.py"))["extend"]("sp_plan.py")
