@@ -1,6 +1,7 @@
 //===- Executor.cpp - Runs a plan schedule for one rank -------------------===//
 
 #include "runtime/Executor.h"
+#include "runtime/Workers.h"
 
 #include <cblas.h>
 
@@ -20,6 +21,8 @@ Executor::Executor(const Schedule &schedule, std::vector<KernelFn> kernels,
   size_t bytes = static_cast<size_t>(schedule.arenaBytes);
   bytes = (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
   arena = std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment);
+  if (rankThreads() > 1)
+    workers = std::make_unique<Workers>(rankThreads());
 }
 
 Executor::~Executor() { std::free(arena); }
@@ -156,14 +159,14 @@ std::vector<float> widen(const void *data, DType type, int64_t n) {
 } // namespace
 
 std::string plan::runGemm(const Step &step, const void *a, const void *b,
-                          void *c) {
+                          void *c, Workers *workers) {
   return runGemm(step, step.operands[0].shape, step.operands[1].shape,
-                 step.operands[2].shape, a, b, c);
+                 step.operands[2].shape, a, b, c, workers);
 }
 
 std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
                           const Shape &cs, const void *a, const void *b,
-                          void *c) {
+                          void *c, Workers *workers) {
   DType type = step.operands[2].type;
   size_t o = cs.size() - 2;
   int64_t batch = cs.size() == 3 ? cs[0] : 1;
@@ -182,21 +185,57 @@ std::string plan::runGemm(const Step &step, const Shape &as, const Shape &bs,
     return "";
   }
   double beta = static_cast<double>(step.beta);
+  // Pieces for the rank's threads: batch members, else column blocks of C
+  // (or row blocks when C is tall), each one single-threaded BLAS call.
+  // Below ~2 MFLOP a split costs more than it saves.
+  int64_t parts = 1, pieceM = m, pieceN = n;
+  bool splitBatch = false;
+  int threads = workers ? workers->size() : 1;
+  if (threads > 1 && 2 * batch * m * n * k >= (int64_t(1) << 21)) {
+    if (batch >= threads) {
+      splitBatch = true;
+      parts = batch;
+    } else if (n >= m && n >= 32) {
+      pieceN = std::max<int64_t>(16, (n / threads + 15) / 16 * 16);
+      parts = (n + pieceN - 1) / pieceN;
+    } else if (m >= 16) {
+      pieceM = std::max<int64_t>(8, (m / threads + 7) / 8 * 8);
+      parts = (m + pieceM - 1) / pieceM;
+    }
+  }
+  auto run = [&](auto gemm, auto *pa, auto *pb, auto *pc, auto one, auto bet) {
+    auto piece = [&](int64_t p) {
+      int64_t i0 = splitBatch ? p : 0, i1 = splitBatch ? p + 1 : batch;
+      int64_t r0 = 0, c0 = 0, rows = m, cols = n;
+      if (!splitBatch && pieceM < m) {
+        r0 = p * pieceM;
+        rows = std::min(pieceM, m - r0);
+      } else if (!splitBatch && pieceN < n) {
+        c0 = p * pieceN;
+        cols = std::min(pieceN, n - c0);
+      }
+      // Row r0 of op(A) and column c0 of op(B), row-major.
+      int64_t aOff = step.transposeA ? r0 : r0 * lda;
+      int64_t bOff = step.transposeB ? c0 * ldb : c0;
+      for (int64_t i = i0; i < i1; ++i)
+        gemm(CblasRowMajor, ta, tb, rows, cols, k, one, pa + i * aStride + aOff,
+             lda, pb + i * bStride + bOff, ldb, bet,
+             pc + i * cStride + r0 * ldc + c0, ldc);
+    };
+    if (parts > 1)
+      workers->run(parts, piece);
+    else
+      piece(0);
+  };
   switch (type) {
   case DType::F32:
-    for (int64_t i = 0; i < batch; ++i)
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f,
-                  static_cast<const float *>(a) + i * aStride, lda,
-                  static_cast<const float *>(b) + i * bStride, ldb,
-                  static_cast<float>(beta),
-                  static_cast<float *>(c) + i * cStride, ldc);
+    run(cblas_sgemm, static_cast<const float *>(a),
+        static_cast<const float *>(b), static_cast<float *>(c), 1.0f,
+        static_cast<float>(beta));
     return "";
   case DType::F64:
-    for (int64_t i = 0; i < batch; ++i)
-      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0,
-                  static_cast<const double *>(a) + i * aStride, lda,
-                  static_cast<const double *>(b) + i * bStride, ldb, beta,
-                  static_cast<double *>(c) + i * cStride, ldc);
+    run(cblas_dgemm, static_cast<const double *>(a),
+        static_cast<const double *>(b), static_cast<double *>(c), 1.0, beta);
     return "";
   case DType::F16:
   case DType::BF16: {
@@ -239,13 +278,51 @@ void Executor::prepareKernelCalls(const std::vector<void *> &args) {
     for (size_t k = 0; k < step.scalars.size(); ++k)
       call.packed[n + k] =
           const_cast<int64_t *>(&rank.sizes()[step.scalars[k]]);
+    if (isSplit(step.kernel)) {
+      call.range[0] = 0;
+      call.range[1] = schedule.kernelSplits[step.kernel].extent;
+      call.packed.push_back(&call.range[0]);
+      call.packed.push_back(&call.range[1]);
+    }
   }
+}
+
+bool Executor::isSplit(int64_t kernel) const {
+  return static_cast<size_t>(kernel) < schedule.kernelSplits.size() &&
+         schedule.kernelSplits[kernel].extent > 0;
+}
+
+void Executor::runKernel(const Step &step, KernelCall &call) {
+  KernelFn fn = kernels[step.kernel];
+  // Pieces of the outermost loop for the rank's threads, a few per thread
+  // so a thread that starts late takes fewer; small kernels run whole
+  // (waking the helpers costs microseconds).
+  constexpr int64_t kMinIterations = 1 << 15;
+  int64_t pieces = 1;
+  if (workers && isSplit(step.kernel)) {
+    const Schedule::KernelSplit &split = schedule.kernelSplits[step.kernel];
+    if (split.iterations >= kMinIterations)
+      pieces = std::min<int64_t>({split.extent, 4 * int64_t(workers->size()),
+                                  split.iterations / (kMinIterations / 4)});
+  }
+  if (pieces <= 1) {
+    fn(call.packed.data());
+    return;
+  }
+  int64_t extent = call.range[1];
+  workers->run(pieces, [&](int64_t p) {
+    int64_t range[2] = {extent * p / pieces, extent * (p + 1) / pieces};
+    std::vector<void *> packed(call.packed);
+    packed[packed.size() - 2] = &range[0];
+    packed[packed.size() - 1] = &range[1];
+    fn(packed.data());
+  });
 }
 
 std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
   const Step &step = schedule.steps[index];
   if (step.kind == StepKind::Kernel) {
-    kernels[step.kernel](calls[index].packed.data());
+    runKernel(step, calls[index]);
     return "";
   }
   const std::vector<BufferRef> &ops = step.operands;
@@ -255,7 +332,7 @@ std::string Executor::runStep(size_t index, const std::vector<void *> &args) {
   switch (step.kind) {
   case StepKind::Gemm:
     return runGemm(step, shapes[0], shapes[1], shapes[2], address(ops[0], args),
-                   address(ops[1], args), address(ops[2], args));
+                   address(ops[1], args), address(ops[2], args), workers.get());
   case StepKind::Copy:
     if (shapes[0] != shapes[1])
       return "copies " + shapeStr(shapes[0]) + " into " + shapeStr(shapes[1]);

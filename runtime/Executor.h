@@ -21,6 +21,8 @@
 
 namespace spmd::plan {
 
+class Workers;
+
 /// One executed step, for timelines (spmd-run --trace / --profile).
 struct TraceEvent {
   int64_t step = 0;
@@ -75,6 +77,11 @@ private:
   std::string runStep(size_t index, const std::vector<void *> &args);
   /// Builds the memref descriptors of every kernel call once per run.
   void prepareKernelCalls(const std::vector<void *> &args);
+  struct KernelCall;
+  /// Whether kernel `kernel` takes a range of its outermost loop.
+  bool isSplit(int64_t kernel) const;
+  /// Runs a kernel step, in pieces on the rank's threads when it splits.
+  void runKernel(const Step &step, KernelCall &call);
 
   const Schedule &schedule;
   std::vector<KernelFn> kernels;
@@ -86,17 +93,23 @@ private:
   struct KernelCall {
     std::vector<std::vector<int64_t>> descriptors;
     std::vector<void *> pointers, packed;
+    int64_t range[2] = {0, 0}; // a split kernel's [lb, ub): all of it
   };
   std::vector<KernelCall> calls; // by step index
   int64_t failStep = -1;
   std::vector<TraceEvent> *trace = nullptr;
+  /// This rank's helper threads (rankThreads() > 1), for GEMMs and kernels.
+  std::unique_ptr<Workers> workers;
 };
 
 /// C += / = op(A) op(B) through BLAS on row-major blocks of the given shapes
-/// (see Step); the second form takes the shapes from the step.
+/// (see Step); the second form takes the shapes from the step. `workers`
+/// (may be null) split it: batch members or blocks of C.
 std::string runGemm(const Step &step, const Shape &as, const Shape &bs,
-                    const Shape &cs, const void *a, const void *b, void *c);
-std::string runGemm(const Step &step, const void *a, const void *b, void *c);
+                    const Shape &cs, const void *a, const void *b, void *c,
+                    Workers *workers = nullptr);
+std::string runGemm(const Step &step, const void *a, const void *b, void *c,
+                    Workers *workers = nullptr);
 
 } // namespace spmd::plan
 

@@ -121,6 +121,16 @@ struct Schedule {
   std::vector<SizeSource> sizes;     // dynamic sizes and kernel scalars
   int64_t numHeapBuffers = 0;
   std::vector<std::string> kernels; // kernel function names
+  /// Per kernel, when its compiled form can run a part of its outermost
+  /// loop (a parallel loop every output is indexed by): that loop's extent
+  /// and the kernel's iterations in all. Such a kernel takes the range
+  /// [lb, ub) of that loop as two index arguments after its others, and a
+  /// rank's threads (runtime/Workers.h) run pieces of it. Filled by the CPU
+  /// target (targets/cpu/CpuJit.h); empty or 0: the kernel runs whole.
+  struct KernelSplit {
+    int64_t extent = 0, iterations = 0;
+  };
+  std::vector<KernelSplit> kernelSplits;
   std::vector<Step> steps;
 
   /// Checks every buffer lies inside the arena or matches its argument, and

@@ -7,6 +7,7 @@
 #include "runtime/InProcessComm.h"
 #include "runtime/RankSteps.h"
 #include "runtime/Ranks.h"
+#include "runtime/Workers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -126,6 +127,7 @@ std::unique_ptr<Session> Session::create(const Schedule &schedule,
     for (int64_t d = 0; d < n; ++d)
       state->held.push_back(d);
   }
+  setRankThreads(options.mpi ? localRanks() : n, options.threadsPerRank);
   state->blocks.resize(n);
   state->shapes.resize(n);
   state->errors.resize(n);

@@ -44,6 +44,9 @@ struct SessionOptions {
   double timeoutSeconds = 60;
   /// This process's rank of an mpirun job (MPI initialized), not threads.
   bool mpi = false;
+  /// Compute threads per rank; 0: the cores divided among the ranks this
+  /// machine runs (see setRankThreads).
+  int64_t threadsPerRank = 0;
 };
 
 class Session {

@@ -6,8 +6,10 @@
 #include "targets/cpu/OneHotLoops.h"
 #include "targets/plan/PlanLoader.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -36,8 +38,74 @@ static void approximateMath(ModuleOp module) {
   (void)applyPatternsGreedily(module, std::move(patterns), config);
 }
 
-LogicalResult spmd::compileKernels(ModuleOp plan,
-                                   const plan::Schedule &schedule,
+/// The extent of `kernel`'s outermost loop and its iterations in all when
+/// that loop can be split among threads: the body is one linalg op (after
+/// constants) with static loop ranges whose loop 0 is parallel and indexes
+/// every output through a projected permutation, so different ranges of it
+/// write disjoint elements.
+static plan::Schedule::KernelSplit splittable(func::FuncOp kernel) {
+  linalg::LinalgOp op;
+  for (Operation &o : kernel.getBody().front()) {
+    if (isa<arith::ConstantOp, func::ReturnOp>(o))
+      continue;
+    auto linalg = dyn_cast<linalg::LinalgOp>(o);
+    if (!linalg || op)
+      return {};
+    op = linalg;
+  }
+  if (!op || op.getNumLoops() == 0 ||
+      op.getIteratorTypesArray()[0] != utils::IteratorType::parallel)
+    return {};
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t iterations = 1;
+  for (int64_t r : ranges) {
+    if (ShapedType::isDynamic(r))
+      return {};
+    iterations *= r;
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (!map.isProjectedPermutation() ||
+        !llvm::is_contained(map.getResults(),
+                            getAffineDimExpr(0, map.getContext())))
+      return {};
+  }
+  if (ranges[0] < 2)
+    return {};
+  return {ranges[0], iterations};
+}
+
+/// Gives each kernel of `splits` two trailing index arguments [lb, ub) and
+/// runs its outermost loop (the only top-level scf.for once lowered to
+/// loops) over that range.
+static LogicalResult
+bindSplitRanges(ModuleOp module, ArrayRef<plan::Schedule::KernelSplit> splits,
+                const plan::Schedule &schedule, std::string &error) {
+  for (auto [name, split] : llvm::zip(schedule.kernels, splits)) {
+    if (!split.extent)
+      continue;
+    auto func = module.lookupSymbol<func::FuncOp>(name);
+    SmallVector<scf::ForOp> loops;
+    for (Operation &o : func.getBody().front())
+      if (auto loop = dyn_cast<scf::ForOp>(o))
+        loops.push_back(loop);
+    if (loops.size() != 1) {
+      error = "internal error: kernel @" + name +
+              " has no single outermost loop to split";
+      return failure();
+    }
+    Type index = IndexType::get(module.getContext());
+    unsigned n = func.getNumArguments();
+    if (failed(func.insertArguments({n, n}, {index, index}, {{}, {}},
+                                    {func.getLoc(), func.getLoc()})))
+      return failure();
+    loops[0].setLowerBound(func.getArgument(n));
+    loops[0].setUpperBound(func.getArgument(n + 1));
+  }
+  return success();
+}
+
+LogicalResult spmd::compileKernels(ModuleOp plan, plan::Schedule &schedule,
                                    CompiledKernels &kernels,
                                    std::string &error) {
   MLIRContext *ctx = plan.getContext();
@@ -62,9 +130,24 @@ LogicalResult spmd::compileKernels(ModuleOp plan,
   ctx->getOrLoadDialect<scf::SCFDialect>();
   rewriteOneHotContractions(*module);
   approximateMath(*module);
+  kernels.splits.clear();
+  for (const std::string &name : schedule.kernels)
+    kernels.splits.push_back(
+        splittable(module->lookupSymbol<func::FuncOp>(name)));
+  schedule.kernelSplits = kernels.splits;
+  PassManager loops(ctx);
+  if (failed(parsePassPipeline("func.func(convert-linalg-to-loops)", loops))) {
+    error = "internal error: bad kernel lowering pipeline";
+    return failure();
+  }
+  if (failed(
+          captureDiagnostics(ctx, error, [&] { return loops.run(*module); })) ||
+      failed(bindSplitRanges(*module, kernels.splits, schedule, error))) {
+    error = "lowering the kernels to loops failed:\n" + error;
+    return failure();
+  }
   PassManager pm(ctx);
   if (failed(parsePassPipeline(
-          "func.func(convert-linalg-to-loops),"
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
           "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,"
           "convert-index-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,"

@@ -26,9 +26,13 @@ namespace spmd {
 struct CompiledKernels {
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::vector<plan::KernelFn> functions;
+  /// Which kernels take a range of their outermost loop (see
+  /// Schedule::kernelSplits, which compileKernels sets to this).
+  std::vector<plan::Schedule::KernelSplit> splits;
 };
+/// Also sets `schedule.kernelSplits`.
 mlir::LogicalResult compileKernels(mlir::ModuleOp plan,
-                                   const plan::Schedule &schedule,
+                                   plan::Schedule &schedule,
                                    CompiledKernels &kernels,
                                    std::string &error);
 

@@ -401,6 +401,12 @@ Status spmd::checkKernelRuns(ModuleOp plan, const std::string &unit,
       pointers[i] = w.data();
       packed[i] = &pointers[i];
     }
+    // A kernel split for a rank's threads takes its loop range: all of it.
+    int64_t range[2] = {0, cpu.splits[ki].extent};
+    if (range[1]) {
+      packed.push_back(&range[0]);
+      packed.push_back(&range[1]);
+    }
     cpu.functions[ki](packed.data());
 
     // Emulation: the printed parameters, as cuLaunchKernel takes them

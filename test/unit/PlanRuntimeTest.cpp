@@ -3,10 +3,12 @@
 #include "runtime/CommCollectives.h"
 #include "runtime/Executor.h"
 #include "runtime/InProcessComm.h"
+#include "runtime/Workers.h"
 #include "test/unit/PlanRanks.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <numeric>
 #include <thread>
@@ -28,6 +30,59 @@ TEST(PlanRuntime, CopyBoxMovesASubBlock) {
   std::vector<float> dst(6, -1);     // 2x3
   copyBox(src.data(), {3, 4}, {1, 1}, dst.data(), {2, 3}, {0, 1}, {2, 2}, 4);
   EXPECT_EQ(dst, (std::vector<float>{-1, 5, 6, -1, 9, 10}));
+}
+
+TEST(PlanRuntime, WorkersRunEveryItemOnce) {
+  Workers workers(3);
+  for (int64_t n : {0, 1, 2, 7, 100}) {
+    std::vector<std::atomic<int>> seen(n);
+    workers.run(n, [&](int64_t i) { seen[i].fetch_add(1); });
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(seen[i].load(), 1) << n << ": " << i;
+  }
+}
+
+// GEMMs split among threads (batch members, column or row blocks, with
+// and without transposes, uneven pieces) equal the unsplit GEMM.
+TEST(PlanRuntime, SplitGemmMatchesWhole) {
+  Workers workers(3);
+  struct Case {
+    int64_t batch, m, n, k;
+    bool ta, tb;
+  };
+  for (Case c :
+       {Case{1, 37, 301, 128, false, false}, Case{1, 301, 37, 128, true, false},
+        Case{1, 130, 203, 70, false, true}, Case{1, 203, 130, 70, true, true},
+        Case{5, 64, 65, 66, false, true}, Case{2, 100, 200, 90, true, false}}) {
+    Shape as = c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k};
+    Shape bs = c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n};
+    Shape cs = {c.m, c.n};
+    if (c.batch > 1) {
+      as.insert(as.begin(), c.batch);
+      bs.insert(bs.begin(), c.batch);
+      cs.insert(cs.begin(), c.batch);
+    }
+    std::vector<float> a(numElements(as)), b(numElements(bs));
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = static_cast<float>((i * 7) % 13) - 6;
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = static_cast<float>((i * 5) % 11) - 5;
+    std::vector<float> whole(numElements(cs), 1), split(whole);
+    Step step;
+    step.kind = StepKind::Gemm;
+    step.transposeA = c.ta;
+    step.transposeB = c.tb;
+    step.beta = 1;
+    step.operands = {{BufferRef::Where::Arena, 0, DType::F32, as},
+                     {BufferRef::Where::Arena, 0, DType::F32, bs},
+                     {BufferRef::Where::Arena, 0, DType::F32, cs}};
+    ASSERT_EQ(runGemm(step, as, bs, cs, a.data(), b.data(), whole.data()), "");
+    ASSERT_EQ(
+        runGemm(step, as, bs, cs, a.data(), b.data(), split.data(), &workers),
+        "");
+    EXPECT_EQ(whole, split)
+        << c.batch << "x" << c.m << "x" << c.n << "x" << c.k;
+  }
 }
 
 TEST(PlanRuntime, HalfAndBF16RoundTrip) {

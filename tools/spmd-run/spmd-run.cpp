@@ -32,6 +32,7 @@
 #include "runtime/RankSteps.h"
 #include "runtime/Ranks.h"
 #include "runtime/Trace.h"
+#include "runtime/Workers.h"
 #include "runtime/cuda/DeviceSteps.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -91,6 +92,12 @@ static llvm::cl::opt<std::string> partitionMode(
     llvm::cl::init("auto"));
 static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
+static llvm::cl::opt<int64_t> threadsPerRank(
+    "threads-per-rank",
+    llvm::cl::desc("compute threads per rank for GEMMs and kernels (default: "
+                   "this machine's cores divided among its ranks; "
+                   "SPMD_THREADS_PER_RANK overrides)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<bool> printPlan("print-plan",
                                      llvm::cl::desc("print the schedule"));
 static llvm::cl::opt<bool>
@@ -439,6 +446,8 @@ int checkResults(MLIRContext &ctx, const Run &run,
   CpuProgram program;
   loadProgram(ctx, refPath, "off", program);
   Schedule &ref = program.schedule;
+  // The reference runs alone: every core is its.
+  setRankThreads(1, threadsPerRank);
   Reference reference;
   if (Status s = reference.run(ref, program.kernels.functions, globals,
                                results.size(), steps, run.fed, refPath);
@@ -499,6 +508,8 @@ int main(int argc, char **argv) {
   if (ranksOpt.getNumOccurrences() && ranksOpt != numRanks)
     die("--ranks " + std::to_string(ranksOpt) + " does not match the mesh of " +
         std::to_string(numRanks) + " devices");
+  // The cores are shared among the ranks this machine runs.
+  setRankThreads(commKind == "mpi" ? localRanks() : numRanks, threadsPerRank);
   if (std::string err = checkRunResources(schedule, commKind != "mpi");
       !err.empty())
     die(inputFile + ": " + err);
