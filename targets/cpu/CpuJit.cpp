@@ -11,14 +11,19 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace spmd;
@@ -105,6 +110,93 @@ bindSplitRanges(ModuleOp module, ArrayRef<plan::Schedule::KernelSplit> splits,
   return success();
 }
 
+/// The function argument a memref view is of.
+static Value rootMemref(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+             memref::ReinterpretCastOp, memref::CastOp>(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// A reduction along the innermost loop, lowered to loops, loads and stores
+/// its accumulator out[i] on every iteration; LLVM cannot keep it in a
+/// register (out might alias what the loop reads) and so vectorizes nothing.
+/// Where the loop's only store is to loop-invariant indices of a memref
+/// that nothing else in the loop reads (a kernel's output never aliases
+/// its inputs: the memory plan keeps an op's operands live across it), the
+/// accumulator becomes a loop-carried value, and its combining op may be
+/// reassociated: LLVM then sums in vector lanes (like PyTorch's CPU
+/// reductions; the result differs from a sequential sum by rounding).
+static void promoteAccumulators(func::FuncOp func) {
+  SmallVector<scf::ForOp> innermost;
+  func.walk([&](scf::ForOp loop) {
+    if (loop.getInitArgs().empty() &&
+        loop.getBody()->getOps<scf::ForOp>().empty())
+      innermost.push_back(loop);
+  });
+  IRRewriter rewriter(func.getContext());
+  for (scf::ForOp loop : innermost) {
+    memref::StoreOp store;
+    SmallVector<memref::LoadOp> loads;
+    bool other = false;
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      if (auto s = dyn_cast<memref::StoreOp>(op))
+        other |= static_cast<bool>(std::exchange(store, s));
+      else if (auto l = dyn_cast<memref::LoadOp>(op))
+        loads.push_back(l);
+      else if (!isMemoryEffectFree(&op) || op.getNumRegions())
+        other = true;
+    }
+    if (other || !store ||
+        llvm::any_of(
+            store.getIndices(),
+            [&](Value i) { return !loop.isDefinedOutsideOfLoop(i); }) ||
+        !loop.isDefinedOutsideOfLoop(store.getMemRef()))
+      continue;
+    memref::LoadOp acc;
+    Value root = rootMemref(store.getMemRef());
+    for (memref::LoadOp load : loads) {
+      if (load.getMemRef() == store.getMemRef() &&
+          load.getIndices() == store.getIndices() && !acc)
+        acc = load;
+      else if (rootMemref(load.getMemRef()) == root)
+        other = true;
+    }
+    Operation *combine = store.getValueToStore().getDefiningOp();
+    if (other || !acc || !combine || combine->getBlock() != loop.getBody() ||
+        !llvm::is_contained(combine->getOperands(), acc.getResult()))
+      continue;
+    if (auto fm = dyn_cast<arith::ArithFastMathInterface>(combine))
+      combine->setAttr(
+          fm.getFastMathAttrName(),
+          arith::FastMathFlagsAttr::get(func.getContext(),
+                                        arith::FastMathFlags::reassoc |
+                                            arith::FastMathFlags::contract));
+    rewriter.setInsertionPoint(loop);
+    Value init = memref::LoadOp::create(rewriter, acc.getLoc(),
+                                        store.getMemRef(), store.getIndices());
+    Value stored = store.getValueToStore();
+    FailureOr<LoopLikeOpInterface> promoted = loop.replaceWithAdditionalYields(
+        rewriter, init, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+          rewriter.replaceAllUsesWith(acc.getResult(), args[0]);
+          return SmallVector<Value>{stored};
+        });
+    if (failed(promoted))
+      continue;
+    auto result =
+        cast<scf::ForOp>(promoted->getOperation()).getResults().back();
+    rewriter.setInsertionPointAfter(promoted->getOperation());
+    memref::StoreOp::create(rewriter, store.getLoc(), result, store.getMemRef(),
+                            store.getIndices());
+    rewriter.eraseOp(store);
+    rewriter.eraseOp(acc);
+  }
+}
+
 LogicalResult spmd::compileKernels(ModuleOp plan, plan::Schedule &schedule,
                                    CompiledKernels &kernels,
                                    std::string &error) {
@@ -146,6 +238,8 @@ LogicalResult spmd::compileKernels(ModuleOp plan, plan::Schedule &schedule,
     error = "lowering the kernels to loops failed:\n" + error;
     return failure();
   }
+  for (auto func : module->getOps<func::FuncOp>())
+    promoteAccumulators(func);
   PassManager pm(ctx);
   if (failed(parsePassPipeline(
           "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
@@ -183,7 +277,19 @@ LogicalResult spmd::compileKernels(ModuleOp plan, plan::Schedule &schedule,
   // vectorized — scalar vaddss even for x * 2 + 1.)
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(2, 0, host.get());
-  options.transformer = optimize;
+  std::function<llvm::Error(llvm::Module *)> optimizeAndDump =
+      [&](llvm::Module *m) -> llvm::Error {
+    if (llvm::Error e = optimize(m))
+      return e;
+    // For looking at what LLVM made of the kernels (docs/design.md).
+    if (const char *path = std::getenv("SPMD_DUMP_LL")) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      m->print(os, nullptr);
+    }
+    return llvm::Error::success();
+  };
+  options.transformer = optimizeAndDump;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
