@@ -103,7 +103,12 @@ class Failure(Exception):
 
 def run(cmd, env, failures, what, **kw):
     """Runs cmd; on failure records the command and its error's last lines."""
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, **kw)
+    except OSError as e:
+        failures.append({"what": what, "rc": None, "command": cmd[0],
+                         "error": str(e)})
+        raise Failure(str(e))
     if r.returncode:
         tail = (r.stderr.strip() or r.stdout.strip()).splitlines()[-6:]
         failures.append({"what": what, "rc": r.returncode,
