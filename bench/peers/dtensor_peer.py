@@ -137,6 +137,8 @@ def dtensor_styles(plan_file, model):
     from torch.distributed.tensor import Replicate, Shard
     sys.path.insert(0, os.path.join(ROOT, "frontend", "torch"))
     plan = load(plan_file, "plan").plan
+    if callable(plan):  # a plan file may define plan(model)
+        plan = plan(model)
     out = {}
     for key, style in plan.items():
         cls = getattr(tp, type(style).__name__)
