@@ -29,9 +29,9 @@ Implementations (peer_torch.py, peer_jax.py):
   spmd     spmd_torch export, then spmd-run on 4 simulated ranks (threads)
 Threads: every process gets OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=
 MKL_NUM_THREADS=--threads (PyTorch: torch.set_num_threads of it; XLA:
-intra_op_parallelism_threads, and Eigen single-threaded when 1): each rank
-computes with that many threads, spmd-run's rank threads and the gloo
-processes alike.
+intra_op_parallelism_threads, and Eigen single-threaded when 1; spmd-run:
+--threads-per-rank): each rank computes with that many threads, spmd-run's
+rank threads and the gloo processes alike.
 
 Timing: --warmup steps, then --iters timed steps; the median ms/step of the
 timed ones. spmd-run runs warmup+iters steps with --trace; a step's time is
@@ -193,7 +193,7 @@ def spmd(model, plan, size, args, work, env, failures, init):
     if not args.no_check:
         out1 = os.path.join(work, name + "_out1")
         cmd = [binary, prog, "--input-dir", folder, "--steps", "1", "--check",
-               "--output-dir", out1]
+               "--output-dir", out1, "--threads-per-rank", str(args.threads)]
         r = run(cmd, env, failures, f"spmd-run --check {model} {plan}")
         res["check"] = "passed" if "check passed" in r.stdout else "FAILED"
         if res["check"] != "passed":
@@ -207,7 +207,8 @@ def spmd(model, plan, size, args, work, env, failures, init):
     trace = os.path.join(work, name + "_trace.json")
     outk = os.path.join(work, name + "_outk")
     cmd = [binary, prog, "--input-dir", folder, "--steps", str(steps),
-           "--trace", trace, "--output-dir", outk]
+           "--trace", trace, "--output-dir", outk,
+           "--threads-per-rank", str(args.threads)]
     r = run(cmd, env, failures, f"spmd-run {model} {plan}")
     res["mean_ms"] = float(re.search(r"([0-9.]+) ms/step", r.stderr).group(1))
     res["times_ms"] = trace_steps(trace, args.warmup)
