@@ -3,6 +3,7 @@
 #include "runtime/Memory.h"
 
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace spmd {
@@ -12,6 +13,17 @@ int64_t physicalMemoryBytes() {
   if (pages <= 0 || page <= 0 || pages > INT64_MAX / page)
     return INT64_MAX;
   return static_cast<int64_t>(pages) * page;
+}
+
+int64_t availableMemoryBytes() {
+  int64_t bytes = physicalMemoryBytes();
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < static_cast<rlim_t>(bytes))
+      bytes = static_cast<int64_t>(limit.rlim_cur);
+  }
+  return bytes;
 }
 
 static std::string gib(int64_t bytes) {
