@@ -223,8 +223,17 @@ std::string plan::checkRunResources(const Schedule &schedule,
   add(schedule.arenaBytes, ranksAsThreads ? numRanks : 1);
   for (const TensorInfo &arg : schedule.args) {
     std::optional<int64_t> local = bytesOf(arg.localShape, arg.type);
-    add(local, numRanks);
-    add(arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local, 1);
+    std::optional<int64_t> global =
+        arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local;
+    // Uneven shards (a dynamic local dim): the ranks' blocks together
+    // hold at least the global tensor.
+    bool uneven = std::any_of(arg.localShape.begin(), arg.localShape.end(),
+                              [](int64_t d) { return d < 0; });
+    if (uneven && arg.globalShape)
+      add(global, 1);
+    else
+      add(local, numRanks);
+    add(global, 1);
   }
   return checkMemory(total.value_or(-1),
                      "the arguments and arenas of " + std::to_string(numRanks) +
