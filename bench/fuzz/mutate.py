@@ -33,7 +33,9 @@ Every mutant runs through each tool (default: `spmd-opt` with no pass,
               submit a bug report`, an uncaught C++ exception, or a
               non-zero exit without any message;
   HANG        past --timeout (the harness kills it);
-  MISCOMPILE  spmd-run --check compared and found a mismatch.
+  MISCOMPILE  spmd-run --check compared and found a mismatch, unless
+              every mismatching result is (a view of) a tensor.empty,
+              whose contents are undefined: that counts as `undefined`.
 
 The tools after `opt` are skipped for a mutant that `opt` (parse and
 verify, the first step of every tool) rejects cleanly, unless --all-tools.
@@ -412,6 +414,41 @@ def classify(tool, rc, out):
     return "error", msg
 
 
+VIEW_OPS = ("spmd.constrain", "tensor.expand_shape", "tensor.collapse_shape",
+            "tensor.extract_slice", "tensor.cast", "tensor.reshape")
+
+
+def reads_empty(text, result):
+    """Whether returned value `result` is (a view of) a tensor.empty, whose
+    contents are undefined: a mismatch there is no miscompile (the
+    partitioned program's arena holds other values than the reference's
+    fresh buffer)."""
+    defs = {}
+    ret = None
+    for line in text.splitlines():
+        m = re.match(r"\s*(%[\w.$-]+)(?::\d+)?\s*=\s*([\w.]+)\s*(.*)", line)
+        if m:
+            defs[m.group(1)] = (m.group(2), m.group(3))
+        r = re.match(r"\s*(?:func\.)?return\s+(.*?)\s*:", line)
+        if r:
+            ret = [v.strip() for v in r.group(1).split(",")]
+    if not ret or result >= len(ret):
+        return False
+    value, seen = ret[result], set()
+    while value in defs and value not in seen:
+        seen.add(value)
+        op, rest = defs[value]
+        if op == "tensor.empty":
+            return True
+        if op not in VIEW_OPS:
+            return False
+        m = re.match(r"\s*(%[\w.$-]+)", rest)
+        if not m:
+            return False
+        value = m.group(1)
+    return False
+
+
 def crash_line(out, mark):
     lines = out.splitlines()
     for l in lines:
@@ -443,6 +480,12 @@ def run_mutant(args, corpus, index, tmp):
         t0 = time.time()
         rc, out = run_tool(cmd, args.timeout)
         verdict, why = classify(tool, rc, out)
+        if verdict == "MISCOMPILE":
+            bad = [int(i) for i in re.findall(r"result(\d+):[^\n]*MISMATCH",
+                                               out)]
+            if bad and all(reads_empty(text, i) for i in bad):
+                verdict = "undefined"
+                why = "returns the undefined contents of a tensor.empty: " + why
         results.append((tool, verdict, why, cmd, out, time.time() - t0))
         if tool == "opt" and verdict == "error":
             rejected = why
@@ -478,7 +521,8 @@ def main():
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
     limit_memory(args.memory_gib)
-    verdicts = ["ok", "error", "skipped", "CRASH", "HANG", "MISCOMPILE"]
+    verdicts = ["ok", "error", "skipped", "undefined", "CRASH", "HANG",
+                "MISCOMPILE"]
     counts = {t: dict.fromkeys(verdicts, 0) for t in args.tools}
     signatures = {}
     t0 = time.time()
@@ -518,10 +562,12 @@ def main():
         c = counts[tool]
         for v in verdicts:
             total[v] += c[v]
-        print(f"  {tool}: {c['ok']} ok, {c['error']} clean errors, "
+        print(f"  {tool}: {c['ok']} ok, {c['undefined']} ok but undefined "
+              f"(a tensor.empty returned), {c['error']} clean errors, "
               f"{c['skipped']} skipped (rejected by opt), {c['CRASH']} crashes, {c['HANG']} hangs, "
               f"{c['MISCOMPILE']} miscompiles")
     print(f"total runs: {sum(total.values())}: {total['ok']} ok, "
+          f"{total['undefined']} undefined, "
           f"{total['error']} clean errors, {total['skipped']} skipped, "
           f"{total['CRASH']} crashes, "
           f"{total['HANG']} hangs, {total['MISCOMPILE']} miscompiles")
