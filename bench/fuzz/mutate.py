@@ -34,8 +34,9 @@ Every mutant runs through each tool (default: `spmd-opt` with no pass,
               non-zero exit without any message;
   HANG        past --timeout (the harness kills it);
   MISCOMPILE  spmd-run --check compared and found a mismatch, unless
-              every mismatching result is (a view of) a tensor.empty,
-              whose contents are undefined: that counts as `undefined`.
+              every mismatching result may hold a tensor.empty's undefined
+              contents (read through any ops, or an `outs` not
+              overwritten): that counts as `undefined`.
 
 The tools after `opt` are skipped for a mutant that `opt` (parse and
 verify, the first step of every tool) rejects cleanly, unless --all-tools.
@@ -414,39 +415,65 @@ def classify(tool, rc, out):
     return "error", msg
 
 
-VIEW_OPS = ("spmd.constrain", "tensor.expand_shape", "tensor.collapse_shape",
-            "tensor.extract_slice", "tensor.cast", "tensor.reshape")
+# Ops that read their `outs` (accumulate into it); other destination-style
+# ops (fill, transpose, elementwise named ops) overwrite it.
+ACCUMULATE_OPS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec",
+                  "linalg.vecmat", "linalg.dot", "linalg.reduce",
+                  "linalg.contract", "linalg.batch_reduce_matmul",
+                  "tensor.insert_slice", "tensor.insert")
+NAME_RE = re.compile(r"%[\w.$-]+")
+
+
+def undefined_values(text):
+    """The SSA values of `text` whose contents may be undefined: a
+    tensor.empty (or memref.alloc), an op reading one, and an op whose
+    `outs` is one unless it overwrites it (fill, transpose, broadcast, a
+    linalg.generic/map whose body does not read its out argument). A
+    textual over-approximation over the ops at function level."""
+    ops, depth, cur = [], 0, None
+    for line in text.splitlines():
+        m = re.match(r"\s*(%[\w.$-]+)(?::\d+)?\s*=\s*([\w.]+)", line)
+        r = re.match(r"\s*(?:func\.)?return\b", line)
+        if depth == 1 and (m or r):
+            cur = [m.group(1) if m else None, m.group(2) if m else "return",
+                   line]
+            ops.append(cur)
+        elif cur is not None and depth >= 1:
+            cur[2] += "\n" + line
+        depth += line.count("{") - line.count("}")
+    tainted = set()
+    for name, op, body in ops:
+        uses = [u.split("#")[0] for u in NAME_RE.findall(body)]
+        outs = re.search(r"outs\(([^:)]*)", body)
+        out_names = set(NAME_RE.findall(outs.group(1))) if outs else set()
+        others = [u for u in uses if u not in out_names and u != name]
+        bad = op in ("tensor.empty", "memref.alloc") or \
+            any(u in tainted for u in others)
+        if not bad and out_names & tainted:
+            bb = re.search(r"\^bb0\(([^)]*)\)", body)
+            if op in ("linalg.generic", "linalg.map") and bb:
+                args = NAME_RE.findall(bb.group(1))
+                outs_args = args[len(args) - len(out_names):]
+                rest = body[bb.end():]
+                bad = any(re.search(re.escape(a) + r"\b", rest)
+                          for a in outs_args)
+            else:
+                bad = op in ACCUMULATE_OPS or op.startswith(
+                    ("linalg.conv", "linalg.pooling", "linalg.depthwise"))
+        if bad and name:
+            tainted.add(name)
+        if op == "return":
+            return tainted, [u for u in uses]
+    return tainted, []
 
 
 def reads_empty(text, result):
-    """Whether returned value `result` is (a view of) a tensor.empty, whose
-    contents are undefined: a mismatch there is no miscompile (the
-    partitioned program's arena holds other values than the reference's
-    fresh buffer)."""
-    defs = {}
-    ret = None
-    for line in text.splitlines():
-        m = re.match(r"\s*(%[\w.$-]+)(?::\d+)?\s*=\s*([\w.]+)\s*(.*)", line)
-        if m:
-            defs[m.group(1)] = (m.group(2), m.group(3))
-        r = re.match(r"\s*(?:func\.)?return\s+(.*?)\s*:", line)
-        if r:
-            ret = [v.strip() for v in r.group(1).split(",")]
-    if not ret or result >= len(ret):
-        return False
-    value, seen = ret[result], set()
-    while value in defs and value not in seen:
-        seen.add(value)
-        op, rest = defs[value]
-        if op == "tensor.empty":
-            return True
-        if op not in VIEW_OPS:
-            return False
-        m = re.match(r"\s*(%[\w.$-]+)", rest)
-        if not m:
-            return False
-        value = m.group(1)
-    return False
+    """Whether returned value `result` may hold undefined contents (a
+    tensor.empty's, through any ops): a mismatch there is no miscompile
+    (the partitioned program's arena holds other values than the
+    reference's fresh buffer)."""
+    tainted, returned = undefined_values(text)
+    return result < len(returned) and returned[result] in tainted
 
 
 def crash_line(out, mark):
@@ -485,7 +512,7 @@ def run_mutant(args, corpus, index, tmp):
                                                out)]
             if bad and all(reads_empty(text, i) for i in bad):
                 verdict = "undefined"
-                why = "returns the undefined contents of a tensor.empty: " + why
+                why = "a result reads a tensor.empty's undefined contents: " + why
         results.append((tool, verdict, why, cmd, out, time.time() - t0))
         if tool == "opt" and verdict == "error":
             rejected = why
