@@ -32,7 +32,12 @@ Every mutant runs through each tool (default: `spmd-opt` with no pass,
   CRASH       a signal, `LLVM ERROR`, an assertion, a stack dump, `PLEASE
               submit a bug report`, an uncaught C++ exception, or a
               non-zero exit without any message;
-  HANG        past --timeout (the harness kills it);
+  HANG        past --timeout (the harness kills it) having used less than
+              a tenth of it in CPU time (blocked: a deadlock, a lost
+              collective; spmd-run's own collective timeout is 10 s);
+  slow        past --timeout while computing (CPU time at least a tenth
+              of it, on a loaded machine: a large program replicated on
+              many ranks): reported, not a failure;
   MISCOMPILE  spmd-run --check compared and found a mismatch, unless
               every mismatching result may hold a tensor.empty's undefined
               contents (read through any ops, or an `outs` not
@@ -379,6 +384,16 @@ def limit_memory(gib):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` (all its threads)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def run_tool(cmd, timeout):
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
@@ -388,9 +403,13 @@ def run_tool(cmd, timeout):
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            busy = cpu_seconds(proc.pid)
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
-            return None, out.decode(errors="replace")
+            # Computing all along (a big replicated matmul on 64 ranks) is
+            # slow, not hung: a hang waits (a deadlock, a lost collective).
+            return ("slow" if busy >= 0.1 * timeout else None,
+                    out.decode(errors="replace"))
         return proc.returncode, out.decode(errors="replace")
     except OSError as e:
         return -999, str(e)
@@ -399,6 +418,8 @@ def run_tool(cmd, timeout):
 def classify(tool, rc, out):
     if rc is None:
         return "HANG", "past the timeout"
+    if rc == "slow":
+        return "slow", "past the timeout, computing (CPU busy)"
     mark = next((m for m in CRASH_MARKS if m in out), None)
     if rc < 0 or rc >= 128 or mark:
         sig = f"signal {-rc}" if rc < 0 else f"exit {rc}"
@@ -446,7 +467,10 @@ def undefined_values(text):
         uses = [u.split("#")[0] for u in NAME_RE.findall(body)]
         outs = re.search(r"outs\(([^:)]*)", body)
         out_names = set(NAME_RE.findall(outs.group(1))) if outs else set()
-        others = [u for u in uses if u not in out_names and u != name]
+        # Every other operand (an `ins` may name the `outs` value too).
+        rest = body[:outs.start()] + body[outs.end():] if outs else body
+        others = [u.split("#")[0] for u in NAME_RE.findall(rest)
+                  if u.split("#")[0] != name]
         bad = op in ("tensor.empty", "memref.alloc") or \
             any(u in tainted for u in others)
         if not bad and out_names & tainted:
@@ -548,8 +572,8 @@ def main():
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
     limit_memory(args.memory_gib)
-    verdicts = ["ok", "error", "skipped", "undefined", "CRASH", "HANG",
-                "MISCOMPILE"]
+    verdicts = ["ok", "error", "skipped", "undefined", "slow", "CRASH",
+                "HANG", "MISCOMPILE"]
     counts = {t: dict.fromkeys(verdicts, 0) for t in args.tools}
     signatures = {}
     t0 = time.time()
@@ -590,11 +614,12 @@ def main():
         for v in verdicts:
             total[v] += c[v]
         print(f"  {tool}: {c['ok']} ok, {c['undefined']} ok but undefined "
-              f"(a tensor.empty returned), {c['error']} clean errors, "
+              f"(a tensor.empty returned), {c['slow']} slow, "
+              f"{c['error']} clean errors, "
               f"{c['skipped']} skipped (rejected by opt), {c['CRASH']} crashes, {c['HANG']} hangs, "
               f"{c['MISCOMPILE']} miscompiles")
     print(f"total runs: {sum(total.values())}: {total['ok']} ok, "
-          f"{total['undefined']} undefined, "
+          f"{total['undefined']} undefined, {total['slow']} slow, "
           f"{total['error']} clean errors, {total['skipped']} skipped, "
           f"{total['CRASH']} crashes, "
           f"{total['HANG']} hangs, {total['MISCOMPILE']} miscompiles")
