@@ -191,6 +191,53 @@ public:
     return !over && value == marker && !isIdChar(peek());
   }
 
+  /// After tensor.from_elements: the offset of its result type when that
+  /// has more than `limit` elements (or their count overflows).
+  std::optional<size_t> hugeFromElements(size_t limit) {
+    int depth = 0;
+    while (!done()) {
+      char c = peek();
+      if (c == '"') {
+        skipString();
+        continue;
+      }
+      if (c == '(' || c == '[' || c == '{' || c == '<')
+        ++depth;
+      else if (c == ')' || c == ']' || c == '}' || c == '>')
+        --depth;
+      else if (c == '\n' && depth <= 0)
+        return std::nullopt; // the line ended without a type
+      else if (c == ':' && depth == 0)
+        break;
+      advance();
+    }
+    if (done())
+      return std::nullopt;
+    advance();
+    skipSpace();
+    size_t at = pos();
+    if (!word("tensor") || peek() != '<')
+      return std::nullopt;
+    advance();
+    uint64_t elements = 1;
+    while (isDigit(peek())) {
+      uint64_t dim = 0;
+      bool over = false;
+      while (isDigit(peek())) {
+        over |= dim > (UINT64_MAX - 9) / 10;
+        dim = dim * 10 + (peek() - '0');
+        advance();
+      }
+      if (over || (dim != 0 && elements > UINT64_MAX / dim))
+        return at;
+      elements *= dim;
+      if (peek() != 'x')
+        break;
+      advance();
+    }
+    return elements > limit ? std::optional<size_t>(at) : std::nullopt;
+  }
+
   /// After a reshape's name: `%src [[i, ...], ...]`. Returns the offset of
   /// an index >= 2^31 in the reassociation, if any.
   std::optional<size_t> badReassociation() {
@@ -356,6 +403,17 @@ std::optional<ParseHazard> findParseHazard(std::string_view source) {
         if (std::optional<size_t> bad = at.badReassociation())
           return ParseHazard{*bad, "'" + std::string(name) +
                                        "' reassociation index is past 2^31"};
+        continue;
+      }
+      // tensor.from_elements' parser sizes its operand list by the result
+      // type's element count before checking it: tensor<1000000000000xf32>
+      // aborts ("SmallVector unable to grow") or runs out of memory. The
+      // source cannot list more elements than it has characters.
+      if (name == "tensor.from_elements") {
+        Scanner at = scan;
+        if (std::optional<size_t> bad = at.hugeFromElements(source.size()))
+          return ParseHazard{*bad, "'tensor.from_elements' result type has "
+                                   "more elements than the op lists"};
         continue;
       }
       if (name == "tensor.concat") {
