@@ -563,6 +563,8 @@ def main():
                     help="address-space limit of every tool run")
     ap.add_argument("--start", type=int, default=0,
                     help="first mutant index (to resume or reproduce one)")
+    ap.add_argument("--progress", type=int, default=0, metavar="N",
+                    help="print the running totals every N mutants")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every run, not only the failures")
     args = ap.parse_args()
@@ -585,7 +587,7 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futs = [pool.submit(run_mutant, args, corpus, i, tmp)
                     for i in range(args.start, args.start + args.count)]
-            for fut in futs:
+            for done, fut in enumerate(futs, 1):
                 index, name, kinds, text, results = fut.result()
                 for tool, verdict, why, cmd, out, secs in results:
                     counts[tool][verdict] += 1
@@ -605,6 +607,12 @@ def main():
                             f.write(f"# from {name}, mutations "
                                     f"{'+'.join(kinds)}\n# "
                                     + " ".join(cmd) + "\n" + out)
+                if args.progress and done % args.progress == 0:
+                    tally = {v: sum(counts[t][v] for t in args.tools)
+                             for v in verdicts}
+                    print(f"progress: {done} mutants, {time.time() - t0:.0f}"
+                          f" s: " + ", ".join(f"{n} {v}" for v, n in
+                                              tally.items()), flush=True)
     secs = time.time() - t0
     print(f"{args.count} mutants in {secs:.0f} s "
           f"({args.count / max(secs, 1e-9):.2f}/s)")
