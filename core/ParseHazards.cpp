@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sys/stat.h>
+#include <vector>
 
 namespace spmd {
 namespace {
@@ -160,6 +161,132 @@ public:
     return !overflow;
   }
 
+  /// At `-`: moves past `-` and an integer (decimal or `0x` hex); true
+  /// if its value is exactly -2^63, MLIR's marker of a dynamic size or
+  /// offset (ShapedType::kDynamic).
+  bool dynamicMarker() {
+    advance(); // '-'
+    skipSpace();
+    if (!isDigit(peek()))
+      return false;
+    int base = 10;
+    if (peek() == '0' && peek(1) == 'x' && hexValue(peek(2)) >= 0) {
+      base = 16;
+      advance(2);
+    }
+    const uint64_t marker = uint64_t(1) << 63;
+    uint64_t value = 0;
+    bool over = false;
+    while (!done()) {
+      int digit = base == 10 ? (isDigit(peek()) ? peek() - '0' : -1)
+                             : hexValue(peek());
+      if (digit < 0)
+        break;
+      if (value > (UINT64_MAX - digit) / base)
+        over = true;
+      else
+        value = value * base + digit;
+      advance();
+    }
+    return !over && value == marker && !isIdChar(peek());
+  }
+
+  /// After tensor.from_elements: the offset of its result type when that
+  /// has more than `limit` elements (or their count overflows).
+  std::optional<size_t> hugeFromElements(size_t limit) {
+    int depth = 0;
+    while (!done()) {
+      char c = peek();
+      if (c == '"') {
+        skipString();
+        continue;
+      }
+      if (c == '(' || c == '[' || c == '{' || c == '<')
+        ++depth;
+      else if (c == ')' || c == ']' || c == '}' || c == '>')
+        --depth;
+      else if (c == '\n' && depth <= 0)
+        return std::nullopt; // the line ended without a type
+      else if (c == ':' && depth == 0)
+        break;
+      advance();
+    }
+    if (done())
+      return std::nullopt;
+    advance();
+    skipSpace();
+    size_t at = pos();
+    if (!word("tensor") || peek() != '<')
+      return std::nullopt;
+    advance();
+    uint64_t elements = 1;
+    while (isDigit(peek())) {
+      uint64_t dim = 0;
+      bool over = false;
+      while (isDigit(peek())) {
+        over |= dim > (UINT64_MAX - 9) / 10;
+        dim = dim * 10 + (peek() - '0');
+        advance();
+      }
+      if (over || (dim != 0 && elements > UINT64_MAX / dim))
+        return at;
+      elements *= dim;
+      if (peek() != 'x')
+        break;
+      advance();
+    }
+    return elements > limit ? std::optional<size_t>(at) : std::nullopt;
+  }
+
+  /// After a reshape's name: `%src [[i, ...], ...]`. Returns the offset of
+  /// an index >= 2^31 in the reassociation, if any.
+  std::optional<size_t> badReassociation() {
+    skipSpace();
+    if (peek() != '%')
+      return std::nullopt;
+    advance();
+    identifier();
+    if (peek() == '#') {
+      advance();
+      identifier();
+    }
+    skipSpace();
+    if (peek() != '[')
+      return std::nullopt;
+    int depth = 0;
+    while (!done()) {
+      char c = peek();
+      if (c == '[') {
+        ++depth;
+      } else if (c == ']') {
+        if (--depth == 0)
+          return std::nullopt;
+      } else if (isDigit(c)) {
+        size_t at = pos();
+        uint64_t value = 0;
+        bool over = false;
+        int base = 10;
+        if (c == '0' && peek(1) == 'x' && hexValue(peek(2)) >= 0) {
+          base = 16;
+          advance(2);
+        }
+        while (!done() && (base == 16 ? hexValue(peek()) >= 0 : isDigit(peek()))) {
+          value = value * base + hexValue(peek());
+          over |= value > uint64_t(INT32_MAX);
+          advance();
+        }
+        if (over)
+          return at;
+        continue;
+      } else if (c != ',' && c != '-' && c != ' ' && c != '\t' &&
+                 c != '\n' && c != '\r') {
+        return std::nullopt; // not a list of integers: the parser says so
+      }
+      advance();
+    }
+    return std::nullopt;
+  }
+
   /// At what follows a keyword: `= [e, e, ...]` with elements that parse
   /// as int64. Returns the offset where it goes wrong, or std::nullopt
   /// when the list is fine or there is no `=` (a clean parse error).
@@ -197,9 +324,61 @@ private:
 
 } // namespace
 
+/// The integer -2^63 in a list of static sizes, offsets or strides of a
+/// dynamic index list (`%t[0, -9223372036854775808] [4, 4] [1, 1]`,
+/// `low[...]`, `output_shape [...]`, `offset: [...]`): upstream's parser
+/// stores it as is, where it means "dynamic" (ShapedType::kDynamic), so the
+/// op claims a dynamic operand it does not have and printing or rewriting
+/// it reads past its operands (a segfault). Such a list is a `[` that
+/// follows a name, a `]` or a `:`; ArrayAttr and dense lists (after `=`,
+/// `<`, `[` or `,`) keep the value, as do typed integers (`... : i64`).
+static std::optional<size_t> findDynamicMarker(std::string_view source) {
+  Scanner scan(source);
+  std::vector<bool> indexList; // per open `[`: a dynamic index list?
+  char last = '\0';           // the last non-space character
+  while (!scan.done()) {
+    char c = scan.peek();
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      scan.advance();
+      continue;
+    }
+    if (c == '/' && scan.peek(1) == '/') {
+      scan.skipLine();
+      continue;
+    }
+    if (c == '"') {
+      scan.skipString();
+      last = '"';
+      continue;
+    }
+    if (c == '[') {
+      indexList.push_back(isIdChar(last) || last == ']' || last == ':');
+    } else if (c == ']') {
+      if (!indexList.empty())
+        indexList.pop_back();
+    } else if (c == '-' && !indexList.empty() && indexList.back() &&
+               (last == '[' || last == ',')) {
+      size_t at = scan.pos();
+      bool marker = scan.dynamicMarker();
+      Scanner after = scan;
+      after.skipSpace();
+      if (marker && after.peek() != ':')
+        return at;
+      last = '0';
+      continue;
+    }
+    last = c;
+    scan.advance();
+  }
+  return std::nullopt;
+}
+
 std::optional<ParseHazard> findParseHazard(std::string_view source) {
   if (source.substr(0, 4) == "ML\xEFR") // MLIR bytecode
     return std::nullopt;
+  if (std::optional<size_t> at = findDynamicMarker(source))
+    return ParseHazard{*at, "-9223372036854775808 is MLIR's marker of a "
+                            "dynamic size or offset, not a static value"};
   Scanner scan(source);
   while (!scan.done()) {
     char c = scan.peek();
@@ -213,6 +392,44 @@ std::optional<ParseHazard> findParseHazard(std::string_view source) {
       scan.identifier();
     } else if (isIdStart(c)) {
       std::string_view name = scan.identifier();
+      // tensor.concat's verifier checks only `dim < rank`: a negative dim
+      // indexes the shapes out of bounds (a segfault).
+      // The reshapes' verifiers check the reassociation as 32-bit affine
+      // dims: [[4294967296, 1]] verifies as [[0, 1]], and every reader of
+      // the 64-bit indices then reads past the shape (a segfault).
+      if (name == "tensor.collapse_shape" || name == "tensor.expand_shape" ||
+          name == "memref.collapse_shape" || name == "memref.expand_shape") {
+        Scanner at = scan;
+        if (std::optional<size_t> bad = at.badReassociation())
+          return ParseHazard{*bad, "'" + std::string(name) +
+                                       "' reassociation index is past 2^31"};
+        continue;
+      }
+      // tensor.from_elements' parser sizes its operand list by the result
+      // type's element count before checking it: tensor<1000000000000xf32>
+      // aborts ("SmallVector unable to grow") or runs out of memory. The
+      // source cannot list more elements than it has characters.
+      if (name == "tensor.from_elements") {
+        Scanner at = scan;
+        if (std::optional<size_t> bad = at.hugeFromElements(source.size()))
+          return ParseHazard{*bad, "'tensor.from_elements' result type has "
+                                   "more elements than the op lists"};
+        continue;
+      }
+      if (name == "tensor.concat") {
+        Scanner at = scan;
+        if (at.findKeyword("dim")) {
+          at.skipSpace();
+          if (at.peek() == '(') {
+            at.advance();
+            at.skipSpace();
+            if (at.peek() == '-')
+              return ParseHazard{at.pos(),
+                                 "'tensor.concat' dim must not be negative"};
+          }
+        }
+        continue;
+      }
       for (const HazardousOp &op : kHazardousOps) {
         if (name != op.name)
           continue;

@@ -340,7 +340,11 @@ RedistributePlan Planner::run(const Layout &source, const Layout &target) {
   layouts[start] = source;
   queue.push({0.0, 0, start});
   while (!queue.empty()) {
-    auto [cost, steps, k] = queue.top();
+    // Not a structured binding: the lambda below captures these, which
+    // clang before 16 (the libFuzzer build, SPMD_FUZZERS) rejects.
+    double cost = std::get<0>(queue.top());
+    int64_t steps = std::get<1>(queue.top());
+    std::vector<int> k = std::get<2>(queue.top());
     queue.pop();
     Visit &visit = visits[k];
     if (visit.done)

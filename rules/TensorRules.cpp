@@ -58,6 +58,27 @@ static int64_t staticSize(int64_t size) {
   return ShapedType::isDynamic(size) ? -1 : size;
 }
 
+/// Whether `groups` partitions the expanded dims in order, one group per
+/// collapsed dim. Upstream's verifiers check the indices as 32-bit affine
+/// dims, so an index past 2^32 can verify and must not index a shape here.
+static bool validReassociation(ArrayRef<ReassociationIndices> groups,
+                               RankedTensorType collapsed,
+                               RankedTensorType expanded) {
+  if (static_cast<int64_t>(groups.size()) != collapsed.getRank())
+    return false;
+  if (groups.empty()) // to or from rank 0: every expanded dim is a unit
+    return true;
+  int64_t next = 0;
+  for (const ReassociationIndices &group : groups) {
+    if (group.empty())
+      return false;
+    for (int64_t d : group)
+      if (d != next++)
+        return false;
+  }
+  return next == expanded.getRank();
+}
+
 /// Reshape rule: `collapsed` / `expanded` are the types, `groups` the
 /// reassociation (collapsed dim g <-> expanded dims groups[g]).
 static ShardingRule reshapeRule(Operation *op, RankedTensorType collapsed,
@@ -156,12 +177,20 @@ static std::optional<ShardingRule> tensorRule(Operation *op) {
     rule.alts.push_back({{0}, allReduceKinds()});
     return rule;
   }
-  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    if (!validReassociation(expand.getReassociationIndices(),
+                            expand.getSrcType(), expand.getResultType()))
+      return std::nullopt;
     return reshapeRule(op, expand.getSrcType(), expand.getResultType(),
                        expand.getReassociationIndices(), true);
-  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    if (!validReassociation(collapse.getReassociationIndices(),
+                            collapse.getResultType(), collapse.getSrcType()))
+      return std::nullopt;
     return reshapeRule(op, collapse.getResultType(), collapse.getSrcType(),
                        collapse.getReassociationIndices(), false);
+  }
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op))
     return sliceRule(slice, slice.getSourceType(), slice.getDroppedDims(),
                      /*whole=*/0, /*part=*/op->getNumOperands(), {}, {0});

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <pthread.h>
 #include <thread>
 
 namespace spmd {
@@ -396,12 +397,42 @@ InProcessWorld::InProcessWorld(Mesh mesh, InProcessOptions options)
 
 InProcessWorld::~InProcessWorld() = default;
 
-void InProcessWorld::run(const std::function<void(InProcessComm &)> &fn) {
-  std::vector<std::thread> threads;
-  for (auto &c : comms)
-    threads.emplace_back([&fn, comm = c.get()] { fn(*comm); });
-  for (std::thread &t : threads)
-    t.join();
+namespace {
+struct RankStart {
+  const std::function<void(InProcessComm &)> *fn;
+  InProcessComm *comm;
+};
+void *startRank(void *arg) {
+  auto *start = static_cast<RankStart *>(arg);
+  (*start->fn)(*start->comm);
+  return nullptr;
+}
+} // namespace
+
+std::string
+InProcessWorld::run(const std::function<void(InProcessComm &)> &fn) {
+  // pthreads rather than std::thread: a thread that cannot be created is
+  // an error code here, where std::thread throws (and this code is built
+  // without exceptions, so that aborted the process).
+  std::vector<RankStart> starts;
+  starts.reserve(comms.size());
+  std::vector<pthread_t> threads;
+  std::string error;
+  for (auto &c : comms) {
+    starts.push_back({&fn, c.get()});
+    pthread_t thread;
+    if (int err = pthread_create(&thread, nullptr, startRank, &starts.back())) {
+      error = "cannot start rank " + std::to_string(c->device()) + " of " +
+              std::to_string(comms.size()) + " as a thread: " +
+              std::strerror(err);
+      shared->fail(error);
+      break;
+    }
+    threads.push_back(thread);
+  }
+  for (pthread_t thread : threads)
+    pthread_join(thread, nullptr);
+  return error;
 }
 
 bool InProcessWorld::failed() const { return shared->failed.load(); }

@@ -57,8 +57,11 @@ public:
 
   int64_t numRanks() const { return static_cast<int64_t>(comms.size()); }
   InProcessComm &comm(int64_t device) { return *comms[device]; }
-  /// Runs `fn` for every rank on its own thread and joins them.
-  void run(const std::function<void(InProcessComm &)> &fn);
+  /// Runs `fn` for every rank on its own thread and joins them. If a
+  /// thread cannot be started (the process's thread or memory limits), the
+  /// world fails (the started ranks' collectives return errors), they are
+  /// joined, and the message says which rank and why; empty otherwise.
+  std::string run(const std::function<void(InProcessComm &)> &fn);
   /// Whether a rank aborted or timed out, and the message saying which.
   bool failed() const;
   std::string failureMessage() const;

@@ -2,7 +2,9 @@
 
 #include "runtime/Memory.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace spmd {
@@ -12,6 +14,33 @@ int64_t physicalMemoryBytes() {
   if (pages <= 0 || page <= 0 || pages > INT64_MAX / page)
     return INT64_MAX;
   return static_cast<int64_t>(pages) * page;
+}
+
+/// This process's address space in bytes (VmSize), 0 if unknown.
+static int64_t addressSpaceBytes() {
+  long long pages = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%lld", &pages) != 1)
+      pages = 0;
+    std::fclose(f);
+  }
+  long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : 0;
+}
+
+int64_t availableMemoryBytes() {
+  int64_t bytes = physicalMemoryBytes();
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+        limit.rlim_cur >= static_cast<rlim_t>(INT64_MAX))
+      continue;
+    // What the limit leaves beside what is mapped already (the binary,
+    // its libraries, the JIT's code).
+    int64_t left = static_cast<int64_t>(limit.rlim_cur) - addressSpaceBytes();
+    bytes = std::min(bytes, std::max<int64_t>(left, 0));
+  }
+  return bytes;
 }
 
 static std::string gib(int64_t bytes) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <sstream>
+#include <sys/resource.h>
 
 using namespace spmd;
 using namespace spmd::plan;
@@ -198,6 +199,16 @@ std::string Schedule::str() const {
   return os.str();
 }
 
+/// The stack a new thread reserves: glibc takes RLIMIT_STACK, or 2 MiB
+/// when it is unlimited.
+static int64_t threadStackBytes() {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_STACK, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return int64_t(2) << 20;
+  return static_cast<int64_t>(
+      std::min<rlim_t>(limit.rlim_cur, rlim_t(1) << 40));
+}
+
 std::string plan::checkRunResources(const Schedule &schedule,
                                     bool ranksAsThreads, int64_t available) {
   int64_t numRanks = schedule.mesh.numDevices();
@@ -221,10 +232,23 @@ std::string plan::checkRunResources(const Schedule &schedule,
     total = std::nullopt;
   };
   add(schedule.arenaBytes, ranksAsThreads ? numRanks : 1);
+  // Every rank thread reserves a stack (RLIMIT_STACK, glibc's default
+  // size) in the address space: 1024 ranks take 8 GiB.
+  if (ranksAsThreads)
+    add(threadStackBytes(), numRanks);
   for (const TensorInfo &arg : schedule.args) {
     std::optional<int64_t> local = bytesOf(arg.localShape, arg.type);
-    add(local, numRanks);
-    add(arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local, 1);
+    std::optional<int64_t> global =
+        arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local;
+    // Uneven shards (a dynamic local dim): the ranks' blocks together
+    // hold at least the global tensor.
+    bool uneven = std::any_of(arg.localShape.begin(), arg.localShape.end(),
+                              [](int64_t d) { return d < 0; });
+    if (uneven && arg.globalShape)
+      add(global, 1);
+    else
+      add(local, numRanks);
+    add(global, 1);
   }
   return checkMemory(total.value_or(-1),
                      "the arguments and arenas of " + std::to_string(numRanks) +

@@ -150,7 +150,7 @@ constexpr int64_t kMaxThreadRanks = 4096;
 /// and the arenas of the ranks held here within `available` bytes. Returns
 /// an error message or "".
 std::string checkRunResources(const Schedule &schedule, bool ranksAsThreads,
-                              int64_t available = physicalMemoryBytes());
+                              int64_t available = availableMemoryBytes());
 
 } // namespace spmd::plan
 

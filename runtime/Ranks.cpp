@@ -16,13 +16,14 @@
 using namespace spmd;
 using plan::Schedule;
 
-void spmd::runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
-                        int64_t mismatchRank, const RankFn &fn) {
+std::string spmd::runInProcess(const Mesh &mesh, double timeoutSeconds,
+                               bool verify, int64_t mismatchRank,
+                               const RankFn &fn) {
   InProcessOptions options;
   options.timeoutSeconds = timeoutSeconds;
   options.verifyCollectives = verify;
   InProcessWorld world(mesh, options);
-  world.run([&](InProcessComm &rank) {
+  return world.run([&](InProcessComm &rank) {
     plan::CommCollectives comm(rank);
     if (rank.device() == mismatchRank)
       comm.mismatchForTesting();

@@ -32,8 +32,9 @@ using RankFn =
 /// Runs `fn` for every device of `mesh` on its own thread and joins them.
 /// `mismatchRank`'s all-reduces use another reduction (a test of
 /// --verify-collectives).
-void runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
-                  int64_t mismatchRank, const RankFn &fn);
+/// Returns an error if a rank's thread could not be started.
+std::string runInProcess(const Mesh &mesh, double timeoutSeconds, bool verify,
+                         int64_t mismatchRank, const RankFn &fn);
 
 class MpiRun {
 public:

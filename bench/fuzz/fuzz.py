@@ -19,6 +19,11 @@ Every run ends in one of:
             the program is kept in --keep and the exit status is 1.
 
     bench/fuzz/fuzz.py [--count N] [--seed S] [--keep DIR] [--spmd-run BIN]
+                       [--pipelines]
+
+--pipelines also runs each program through spmd-opt's --spmd-propagate,
+--spmd-partition-pipeline and --spmd-compile (a crash or hang there is a
+FAILED program too).
 """
 import argparse
 import os
@@ -197,6 +202,10 @@ CRASH = ("LLVM ERROR", "Assertion", "Stack dump", "PLEASE submit",
          "Segmentation", "Aborted", "terminate called")
 
 
+PIPELINES = ["--spmd-propagate", "--spmd-partition-pipeline",
+             "--spmd-compile"]
+
+
 def classify(proc, timed_out):
     out = proc.stdout + proc.stderr if proc else ""
     if timed_out:
@@ -225,8 +234,13 @@ def main():
         "bin", "spmd-run"))
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--pipelines", action="store_true",
+                    help="also run each program through spmd-opt with "
+                    + ", ".join(PIPELINES))
     args = ap.parse_args()
     counts = {"passed": 0, "rejected": 0, "FAILED": 0}
+    opt_runs = [0]
+    opt_errors = dict.fromkeys(PIPELINES, 0)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.count):
             seed = args.seed * 100003 + i
@@ -242,6 +256,24 @@ def main():
                 verdict, why = classify(proc, False)
             except subprocess.TimeoutExpired:
                 verdict, why = classify(None, True)
+            if verdict != "FAILED" and args.pipelines:
+                # The same program through spmd-opt's pipelines: each must
+                # pass or fail cleanly (no crash, no hang).
+                for pipeline in PIPELINES:
+                    opt = [args.spmd_run.replace("spmd-run", "spmd-opt"),
+                           path, pipeline, "-o", "/dev/null"]
+                    try:
+                        p = subprocess.run(opt, capture_output=True,
+                                           text=True, timeout=args.timeout)
+                        out = p.stdout + p.stderr
+                        if p.returncode < 0 or any(c in out for c in CRASH):
+                            verdict, why = "FAILED", \
+                                f"spmd-opt {pipeline}: crash ({p.returncode})"
+                        elif p.returncode != 0:
+                            opt_errors[pipeline] += 1
+                    except subprocess.TimeoutExpired:
+                        verdict, why = "FAILED", f"spmd-opt {pipeline}: hang"
+                    opt_runs[0] += 1
             counts[verdict] += 1
             if verdict != "passed" or args.verbose:
                 print(f"program {seed}: {verdict} {why}")
@@ -252,6 +284,9 @@ def main():
     print(f"{args.count} programs: {counts['passed']} passed, "
           f"{counts['rejected']} rejected with a clean error, "
           f"{counts['FAILED']} FAILED")
+    if args.pipelines:
+        print(f"spmd-opt: {opt_runs[0]} runs, clean errors: " +
+              ", ".join(f"{p} {n}" for p, n in opt_errors.items()))
     return 1 if counts["FAILED"] else 0
 
 

@@ -96,9 +96,14 @@ public:
     DenseSet<BucketKey> pastFirst;
     SmallVector<Bucket> closed;
     SmallVector<CollectiveOpInterface> collectives;
+    // Tensor collectives only: a plan's collectives (spmd.plan_*, on
+    // memrefs, no results) are not bucketed (they stay barriers below).
     for (Operation &op : block)
       if (auto collective = dyn_cast<CollectiveOpInterface>(op))
-        collectives.push_back(collective);
+        if (op.getNumResults() == 1 &&
+            isa<RankedTensorType>(collective.getInput().getType()) &&
+            isa<RankedTensorType>(op.getResult(0).getType()))
+          collectives.push_back(collective);
     for (CollectiveOpInterface collective : collectives) {
       std::optional<int64_t> bytes = bytesOf(collective);
       // Skipped ones do not close the open bucket: they are not moved.

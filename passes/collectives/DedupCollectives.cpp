@@ -85,7 +85,8 @@ private:
   bool dedup(Operation *root) {
     SmallVector<Operation *> collectives;
     root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<CollectiveOpInterface>(op))
+      // A plan's collectives (spmd.plan_*) have no result to share.
+      if (isa<CollectiveOpInterface>(op) && op->getNumResults() == 1)
         collectives.push_back(op);
     });
     DenseMap<Value, SmallVector<Operation *, 2>> keptByInput;
