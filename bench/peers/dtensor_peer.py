@@ -197,6 +197,15 @@ def sequence_parallel_embedding(styles):
             style.use_local_output = False
 
 
+def local_heads(model, tp, mlp):
+    """The attention's view(b, t, heads, -1) sees a rank's columns of q, k,
+    v: its heads must be the rank's share (as torchtitan sets them), or
+    every head would be split into `tp` heads (another function)."""
+    if not mlp:
+        for layer in model.layers:
+            layer.attention.heads //= tp
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt", choices=sorted(SIZES))
@@ -244,6 +253,7 @@ def main():
         else:
             shards = world if args.plan == "TP+SP" else 1
         parallelize_module(model, mesh, styles)
+        local_heads(model, world, mlp)
     elif args.plan == "DP":
         # DDP all_reduces its gradient buckets from its C++ reducer (not
         # through the dispatcher, and the fake group cannot run its hooks):
@@ -267,6 +277,7 @@ def main():
             sequence_parallel_embedding(styles)
             replicate_positions(model, mesh["tp"])
         parallelize_module(model, mesh["tp"], styles)
+        local_heads(model, 2, mlp)
         for block in blocks:
             fully_shard(block, mesh=mesh["dp"])
         fully_shard(model, mesh=mesh["dp"])
