@@ -178,8 +178,8 @@ public:
     uint64_t value = 0;
     bool over = false;
     while (!done()) {
-      int digit = base == 10 ? (isDigit(peek()) ? peek() - '0' : -1)
-                             : hexValue(peek());
+      int digit =
+          base == 10 ? (isDigit(peek()) ? peek() - '0' : -1) : hexValue(peek());
       if (digit < 0)
         break;
       if (value > (UINT64_MAX - digit) / base)
@@ -270,7 +270,8 @@ public:
           base = 16;
           advance(2);
         }
-        while (!done() && (base == 16 ? hexValue(peek()) >= 0 : isDigit(peek()))) {
+        while (!done() &&
+               (base == 16 ? hexValue(peek()) >= 0 : isDigit(peek()))) {
           value = value * base + hexValue(peek());
           over |= value > uint64_t(INT32_MAX);
           advance();
@@ -278,8 +279,8 @@ public:
         if (over)
           return at;
         continue;
-      } else if (c != ',' && c != '-' && c != ' ' && c != '\t' &&
-                 c != '\n' && c != '\r') {
+      } else if (c != ',' && c != '-' && c != ' ' && c != '\t' && c != '\n' &&
+                 c != '\r') {
         return std::nullopt; // not a list of integers: the parser says so
       }
       advance();
@@ -335,7 +336,7 @@ private:
 static std::optional<size_t> findDynamicMarker(std::string_view source) {
   Scanner scan(source);
   std::vector<bool> indexList; // per open `[`: a dynamic index list?
-  char last = '\0';           // the last non-space character
+  char last = '\0';            // the last non-space character
   while (!scan.done()) {
     char c = scan.peek();
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {

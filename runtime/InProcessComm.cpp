@@ -9,8 +9,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <sstream>
 #include <pthread.h>
+#include <sstream>
 #include <thread>
 
 namespace spmd {
@@ -423,8 +423,8 @@ InProcessWorld::run(const std::function<void(InProcessComm &)> &fn) {
     pthread_t thread;
     if (int err = pthread_create(&thread, nullptr, startRank, &starts.back())) {
       error = "cannot start rank " + std::to_string(c->device()) + " of " +
-              std::to_string(comms.size()) + " as a thread: " +
-              std::strerror(err);
+              std::to_string(comms.size()) +
+              " as a thread: " + std::strerror(err);
       shared->fail(error);
       break;
     }

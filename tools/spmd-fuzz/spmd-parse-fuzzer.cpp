@@ -46,8 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef source(reinterpret_cast<const char *>(data), size);
   if (spmd::findParseHazard(std::string_view(source.data(), source.size())))
     return 0; // the tools stop here with an error
-  mlir::MLIRContext context(registry(),
-                            mlir::MLIRContext::Threading::DISABLED);
+  mlir::MLIRContext context(registry(), mlir::MLIRContext::Threading::DISABLED);
   // Diagnostics are the expected outcome; printing them would only slow
   // the fuzzer down.
   mlir::ScopedDiagnosticHandler quiet(

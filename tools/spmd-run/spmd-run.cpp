@@ -406,16 +406,16 @@ bool Run::runRanks() {
     if (std::string err = cudaProgram->createNcclRanks(mesh, timeoutSeconds);
         !err.empty())
       die("--comm nccl: " + err);
-  if (std::string err = runInProcess(
-          mesh, timeoutSeconds, verifyCollectives, mismatchRank,
-          [&](int64_t d, Collectives &comm, const AbortFn &abort) {
-            runRank(d, &comm, [&](const std::string &reason) {
-              if (commKind == "nccl")
-                cudaProgram->abortNccl("rank " + std::to_string(d) + ": " +
-                                       reason);
-              abort(reason);
-            });
-          });
+  if (std::string err =
+          runInProcess(mesh, timeoutSeconds, verifyCollectives, mismatchRank,
+                       [&](int64_t d, Collectives &comm, const AbortFn &abort) {
+                         runRank(d, &comm, [&](const std::string &reason) {
+                           if (commKind == "nccl")
+                             cudaProgram->abortNccl(
+                                 "rank " + std::to_string(d) + ": " + reason);
+                           abort(reason);
+                         });
+                       });
       !err.empty())
     die(err);
   if (std::all_of(errors.begin(), errors.end(),
