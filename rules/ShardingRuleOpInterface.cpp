@@ -3,7 +3,9 @@
 #include "rules/Linearity.h"
 #include "rules/RuleModels.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace spmd;
@@ -121,4 +123,72 @@ void spmd::registerShardingRuleExternalModels(DialectRegistry &registry) {
   registerLinalgRuleModels(registry);
   registerTensorRuleModels(registry);
   registerArithRuleModels(registry);
+}
+
+std::optional<unsigned> ShardingRuleCache::signature(Operation *op) {
+  auto [opIt, inserted] = opIds.try_emplace(op);
+  if (!inserted)
+    return opIt->second;
+  std::optional<unsigned> id = computeSignature(op);
+  // (try_emplace above is the only insertion: `opIt` is still valid.)
+  opIt->second = id;
+  return id;
+}
+
+std::optional<unsigned> ShardingRuleCache::computeSignature(Operation *op) {
+  // (Many operands: rare, and the key's scan for repeats is quadratic.)
+  if (op->getNumOperands() > 64 ||
+      (op->getNumRegions() != 0 &&
+       (!isa<linalg::LinalgOp>(op) ||
+        isa<linalg::GenericOp, linalg::MapOp, linalg::ReduceOp>(op))))
+    return std::nullopt;
+  // The key: name, properties, discardable attributes (all uniqued), then
+  // per operand its type, its constant value or null, and the position of
+  // its first occurrence; per result its type.
+  SmallVector<const void *, 24> key;
+  key.push_back(op->getName().getAsOpaquePointer());
+  key.push_back(op->getPropertiesAsAttribute().getAsOpaquePointer());
+  key.push_back(op->getRawDictionaryAttrs().getAsOpaquePointer());
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    key.push_back(v.getType().getAsOpaquePointer());
+    Attribute constant;
+    if (Operation *def = v.getDefiningOp();
+        def && def->hasTrait<OpTrait::ConstantLike>())
+      matchPattern(v, m_Constant(&constant));
+    key.push_back(constant.getAsOpaquePointer());
+    unsigned first = i;
+    for (unsigned j = 0; j < i; ++j)
+      if (op->getOperand(j) == v) {
+        first = j;
+        break;
+      }
+    key.push_back(reinterpret_cast<const void *>(uintptr_t(first)));
+  }
+  for (Type t : op->getResultTypes())
+    key.push_back(t.getAsOpaquePointer());
+  auto it = ids.find(ArrayRef<const void *>(key));
+  if (it != ids.end())
+    return it->second;
+  auto *stored = keyStorage.Allocate<const void *>(key.size());
+  llvm::copy(key, stored);
+  unsigned id = shared.size();
+  ids[ArrayRef<const void *>(stored, key.size())] = id;
+  shared.emplace_back();
+  return id;
+}
+
+const ShardingRule *ShardingRuleCache::lookup(Operation *op) {
+  auto compute = [&]() -> const ShardingRule * {
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    if (!rule)
+      return nullptr;
+    rules.push_back(std::move(*rule));
+    return &rules.back();
+  };
+  std::optional<unsigned> id = signature(op);
+  if (!id)
+    return compute();
+  if (!shared[*id])
+    shared[*id] = compute();
+  return *shared[*id];
 }

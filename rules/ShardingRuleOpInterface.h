@@ -13,6 +13,12 @@
 #include "rules/ShardingRule.h"
 
 #include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Allocator.h"
+
+#include <deque>
+#include <optional>
+#include <vector>
 
 #include "rules/ShardingRuleOpInterface.h.inc"
 
@@ -32,6 +38,33 @@ void registerShardingRuleExternalModels(mlir::DialectRegistry &registry);
 /// rank, the elementwise rule; otherwise none ("no rule": the passes compute
 /// it replicated).
 std::optional<ShardingRule> getShardingRule(mlir::Operation *op);
+
+/// getShardingRule with memory. A rule reads an op's name, attributes and
+/// properties, operand and result types, which operands are constants (and
+/// their values) or the same value, and the bodies of ops with regions; ops
+/// alike in all of these (the layers of a model) share one computed rule.
+/// Ops with regions are shared only when their body follows from the rest
+/// (linalg's named ops), so linalg.generic and friends are computed each.
+class ShardingRuleCache {
+public:
+  /// `op`'s rule, or null for none; valid while the cache lives.
+  const ShardingRule *lookup(mlir::Operation *op);
+  /// A number shared by the ops alike in all of the above (so anything
+  /// derived from them alone can be memoized per signature), or none for
+  /// ops that are not shared. Memoized per op: an op must not change while
+  /// the cache lives (the passes build one per analysis).
+  std::optional<unsigned> signature(mlir::Operation *op);
+
+private:
+  std::optional<unsigned> computeSignature(mlir::Operation *op);
+
+  llvm::BumpPtrAllocator keyStorage;
+  llvm::DenseMap<llvm::ArrayRef<const void *>, unsigned> ids;
+  llvm::DenseMap<mlir::Operation *, std::optional<unsigned>> opIds;
+  /// Per signature: its rule once computed (null: none).
+  std::vector<std::optional<const ShardingRule *>> shared;
+  std::deque<ShardingRule> rules;
+};
 
 /// The elementwise rule: one parallel factor per dim shared by every tensor
 /// operand and result, the partial alternatives from Linearity.h. None

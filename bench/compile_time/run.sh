@@ -7,6 +7,10 @@
 #
 # Prints a markdown table: seconds (best of 3) and peak RSS per tool, and the
 # ratio upstream/spmd. A tool that fails (crash, error) is reported as such.
+# Then a second table: the passes alone (-mlir-timing: propagation +
+# partitioning, without parsing and printing), with the IR verifier that both
+# drivers run after every pass and without it (--verify-each=false), best of
+# 5, and the ratio spmd/upstream (issue 19 asks for at most 0.5).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -49,5 +53,38 @@ for mode in tp dp; do
       ratio=$(awk "BEGIN{printf \"%.2f\", $tt / ($ot > 0 ? $ot : 0.01)}")
     fi
     echo "| $mode | $n | $ot | $(mb "${om:-}") | $tt | $(mb "${tm:-}") | $ratio |"
+  done
+done
+
+# Seconds the passes take by -mlir-timing (rows matching $2), best of 5.
+pass_seconds() {
+  local pattern=$1 best="" t
+  shift
+  for _ in 1 2 3 4 5; do
+    t=$("$@" -o /dev/null -mlir-timing 2>&1 | grep -E "$pattern" |
+      awk '{s += $1} END {print s + 0}')
+    if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+  done
+  echo "$best"
+}
+
+echo
+echo "| mode | layers | verifier | spmd passes s | mlir-opt passes s | spmd / mlir-opt |"
+echo "|---|---|---|---|---|---|"
+for mode in tp dp; do
+  for n in "${layers[@]}"; do
+    python3 "$here/gen.py" --layers "$n" --dialect spmd --mode "$mode" -o "$work/spmd.mlir"
+    python3 "$here/gen.py" --layers "$n" --dialect shard --mode "$mode" -o "$work/shard.mlir"
+    for verify in true false; do
+      ours=$(pass_seconds 'SPMDPropagate|SPMDPartition' "$spmd_opt" \
+        "$work/spmd.mlir" --verify-each=$verify \
+        --pass-pipeline='builtin.module(spmd-propagate,spmd-partition)')
+      theirs=$(pass_seconds "'func.func' Pipeline" "$mlir_opt" \
+        "$work/shard.mlir" --verify-each=$verify \
+        --pass-pipeline='builtin.module(func.func(sharding-propagation,shard-partition))')
+      ratio=$(awk "BEGIN{printf \"%.2f\", $ours / ($theirs > 0 ? $theirs : 0.01)}")
+      label=$([ $verify = true ] && echo "after each pass" || echo "off")
+      echo "| $mode | $n | $label | $ours | $theirs | $ratio |"
+    done
   done
 done

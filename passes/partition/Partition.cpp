@@ -114,6 +114,7 @@ private:
   FlatSymbolRefAttr meshRef;
   ::spmd::Mesh mesh;
   DenseMap<Value, LayoutAttr> layouts;
+  ::spmd::ShardingRuleCache ruleCache;
   DenseMap<Operation *, ::spmd::RedistributePlan> plans;
   /// Per linalg op: the sharded loops its body reads with linalg.index, the
   /// mesh axes sharding each (mesh order) and the loop's global size.
@@ -294,7 +295,7 @@ LogicalResult FunctionPartitioner::checkOp(Operation *op) {
            << "mixes tensor and scalar operands; spmd-partition supports "
               "elementwise ops on tensors only";
 
-  std::optional<ShardingRule> rule = getShardingRule(op);
+  const ShardingRule *rule = ruleCache.lookup(op);
   // An op without a rule, or whose rule splits nothing, computes the same
   // on every rank if all its tensors are replicated.
   if (!rule || (rule->factors.empty() && rule->alts.empty())) {

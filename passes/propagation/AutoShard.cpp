@@ -241,6 +241,7 @@ private:
   std::vector<Node> nodes;
   std::vector<ValueInfo> values;
   DenseMap<Value, int> valueIndex;
+  ::spmd::ShardingRuleCache ruleCache;
   std::vector<Edge> edges;
   /// Per function result: the argument it updates, or -1.
   SmallVector<int> updates;
@@ -312,7 +313,8 @@ LogicalResult AutoSharder::build() {
                << c.getLayout().getMesh() << ", the function's is " << meshRef;
       n.fixed = c.getLayout().toLayout();
     } else {
-      n.rule = ::spmd::getShardingRule(&op);
+      if (const ShardingRule *rule = ruleCache.lookup(&op))
+        n.rule = *rule;
       if (!n.rule)
         n.fixed = Layout::replicated(mesh.rank());
     }

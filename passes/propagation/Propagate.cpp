@@ -127,7 +127,8 @@ static bool isRankedTensor(Value v) {
 }
 
 /// Classifies `op` and looks up its rule.
-static OpKind classify(Operation *op, std::optional<ShardingRule> &rule) {
+static OpKind classify(Operation *op, ::spmd::ShardingRuleCache &cache,
+                       const ShardingRule *&rule) {
   if (isa<func::ReturnOp>(op))
     return OpKind::Return;
   if (isa<::spmd::ConstrainOp>(op))
@@ -135,7 +136,7 @@ static OpKind classify(Operation *op, std::optional<ShardingRule> &rule) {
   if (!llvm::any_of(op->getOperands(), isRankedTensor) &&
       !llvm::any_of(op->getResults(), isRankedTensor))
     return OpKind::Skip;
-  rule = ::spmd::getShardingRule(op);
+  rule = cache.lookup(op);
   return rule ? OpKind::Rule : OpKind::NoRule;
 }
 
@@ -176,10 +177,10 @@ private:
     auto it = kinds.find(op);
     if (it != kinds.end())
       return it->second;
-    std::optional<ShardingRule> rule;
-    OpKind kind = classify(op, rule);
+    const ShardingRule *rule = nullptr;
+    OpKind kind = classify(op, ruleCache, rule);
     if (kind == OpKind::Rule)
-      rules[op] = std::move(*rule);
+      rules[op] = rule;
     kinds[op] = kind;
     return kind;
   }
@@ -254,17 +255,45 @@ private:
         in.share[s] = shareOf(v);
     }
   }
+  // Per-op facts that follow from the op's signature (ShardingRuleCache)
+  // are computed once per signature: the layers of a model share them.
   double workOf(Operation *op) {
     auto [it, inserted] = works.try_emplace(op, 0.0);
-    if (inserted)
-      it->second = opWork(op, profile);
-    return it->second;
+    if (!inserted)
+      return it->second;
+    std::optional<unsigned> sig = ruleCache.signature(op);
+    if (!sig)
+      return it->second = opWork(op, profile);
+    auto [sigIt, sigInserted] = worksBySignature.try_emplace(*sig, 0.0);
+    if (sigInserted)
+      sigIt->second = opWork(op, profile);
+    return it->second = sigIt->second;
+  }
+  bool linearSumOf(Operation *op) {
+    auto it = linearSums.find(op);
+    if (it != linearSums.end())
+      return it->second;
+    std::optional<unsigned> sig = ruleCache.signature(op);
+    bool result;
+    if (!sig) {
+      result = isLinearSum(op);
+    } else {
+      auto sigIt = linearSumsBySignature.find(*sig);
+      if (sigIt == linearSumsBySignature.end())
+        sigIt = linearSumsBySignature.insert({*sig, isLinearSum(op)}).first;
+      result = sigIt->second;
+    }
+    linearSums[op] = result;
+    return result;
   }
   double shareOf(Value v) {
-    auto [it, inserted] = shares.try_emplace(v, 1.0);
-    if (inserted)
-      it->second = resultShare(v);
-    return it->second;
+    auto it = shares.find(v);
+    if (it != shares.end())
+      return it->second;
+    double share =
+        resultShare(v, [&](Operation *op) { return linearSumOf(op); });
+    shares[v] = share;
+    return share;
   }
 
   /// Fills unknown placements from `op`'s choice; enqueues neighbours.
@@ -294,10 +323,17 @@ private:
   ::spmd::DeviceProfile profile;
   CommCostParams costParams;
   DenseMap<Operation *, double> works;
+  DenseMap<unsigned, double> worksBySignature;
+  DenseMap<Operation *, bool> linearSums;
+  DenseMap<unsigned, bool> linearSumsBySignature;
   DenseMap<Value, double> shares;
   DenseMap<Value, PartialLayout> layouts;
+  /// gatherSlots' output, reused by every visit (its vectors keep their
+  /// capacity: a visit allocates nothing).
+  SlotInputs scratch;
   DenseMap<Operation *, OpKind> kinds;
-  DenseMap<Operation *, ShardingRule> rules;
+  ::spmd::ShardingRuleCache ruleCache;
+  DenseMap<Operation *, const ShardingRule *> rules;
   /// Layouts given by `spmd.layout` op attributes before the pass.
   DenseMap<Value, Layout> userResultLayouts;
   std::deque<Operation *> worklist;
@@ -389,9 +425,9 @@ void FunctionPropagation::visit(Operation *op, bool force) {
   case OpKind::Rule:
     break;
   }
-  const ShardingRule &rule = rules[op];
+  const ShardingRule &rule = *rules.lookup(op);
   unsigned numSlots = op->getNumOperands() + op->getNumResults();
-  SlotInputs in;
+  SlotInputs &in = scratch;
   gatherSlots(
       op, rule, [&](Value v, bool) { return state(v); },
       [&](Value v) { return isPartialAnywhere(v); }, in);
@@ -586,10 +622,10 @@ LogicalResult FunctionPropagation::materialize() {
           actual[r] = Layout::replicated(mesh.rank());
       break;
     case OpKind::Rule: {
-      const ShardingRule &rule = rules[op];
+      const ShardingRule &rule = *rules.lookup(op);
       // Operands as their producers finally made them; results as
       // propagated.
-      SlotInputs in;
+      SlotInputs &in = scratch;
       gatherSlots(
           op, rule,
           [&](Value v, bool isResult) {
@@ -687,6 +723,16 @@ LogicalResult FunctionPropagation::run() {
       userResultLayouts[r] = l.toLayout();
     }
   }
+  // Every value gets a state and every op a kind: sized once, not grown.
+  size_t numOps = 0, numValues = fn.getNumArguments();
+  for (Operation &op : fn.getBody().front()) {
+    ++numOps;
+    numValues += op.getNumResults();
+  }
+  layouts.reserve(numValues + numValues / 4);
+  kinds.reserve(numOps);
+  rules.reserve(numOps);
+  queued.reserve(numOps);
   for (Operation &op : fn.getBody().front())
     enqueue(&op);
   // Every visit that changes something fills at least one unknown

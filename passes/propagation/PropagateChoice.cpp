@@ -71,9 +71,7 @@ double spmd::propagation::opWork(Operation *op, const DeviceProfile &profile) {
                              bits);
 }
 
-/// Is `op` an elementwise op whose result is a sum of its tensor inputs (or
-/// of terms linear in them), so that partial inputs give a partial result?
-static bool isLinearSum(Operation *op) {
+bool spmd::propagation::isLinearSum(Operation *op) {
   SmallVector<unsigned> inputs;
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     if (linalgOp.getNumReductionLoops() != 0)
@@ -96,7 +94,8 @@ static bool isLinearSum(Operation *op) {
 /// Contractions summed into `v` by linear sums (see resultShare), visiting
 /// at most `budget` ops (a residual stream is a long chain of sums).
 static double summedContractions(Value v, DenseMap<Value, double> &memo,
-                                 int &budget) {
+                                 int &budget,
+                                 function_ref<bool(Operation *)> linearSum) {
   auto it = memo.find(v);
   if (it != memo.end())
     return it->second;
@@ -106,31 +105,33 @@ static double summedContractions(Value v, DenseMap<Value, double> &memo,
     auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
     if (linalgOp && linalgOp.getNumReductionLoops() != 0) {
       n = 1;
-    } else if (isLinearSum(def)) {
+    } else if (linearSum(def)) {
       auto dps = dyn_cast<DestinationStyleOpInterface>(def);
       // A term read elsewhere too (a residual stream read by the next
       // norm) is reduced for that reader, not as part of this sum.
       for (OpOperand &operand : def->getOpOperands())
         if ((!dps || !dps.isDpsInit(&operand)) && operand.get().hasOneUse())
-          n += summedContractions(operand.get(), memo, budget);
+          n += summedContractions(operand.get(), memo, budget, linearSum);
     }
   }
   memo[v] = n;
   return n;
 }
 
-double spmd::propagation::resultShare(Value v) {
+double
+spmd::propagation::resultShare(Value v,
+                               function_ref<bool(Operation *)> linearSum) {
   // Up to the value the sum ends in: while the only user sums it.
   Value root = v;
   for (int depth = 0; depth < 16 && root.hasOneUse(); ++depth) {
     Operation *user = *root.user_begin();
-    if (user->getNumResults() != 1 || !isLinearSum(user))
+    if (user->getNumResults() != 1 || !linearSum(user))
       break;
     root = user->getResult(0);
   }
   DenseMap<Value, double> memo;
   int budget = 64;
-  return std::max(1.0, summedContractions(root, memo, budget));
+  return std::max(1.0, summedContractions(root, memo, budget, linearSum));
 }
 
 SmallVector<AxisChoice>
