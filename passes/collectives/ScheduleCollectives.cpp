@@ -70,17 +70,57 @@ void collectGroup(Block &block, Operation *op,
       collectGroup(block, def, group, depth + 1);
 }
 
+/// The order of a block's ops, kept across this pass's moves. Every move
+/// invalidates the block's own order, which the next isBeforeInBlock
+/// recomputes for the whole block: scheduling was O(ops x collectives).
+/// Moved ops get positions between their new neighbours instead (the
+/// block is renumbered only when a gap runs out).
+class BlockOrder {
+public:
+  explicit BlockOrder(Block &block) : block(block) { renumber(); }
+
+  bool before(Operation *a, Operation *b) const {
+    return position.lookup(a) < position.lookup(b);
+  }
+
+  /// `run`, ops now consecutive in the block, has moved there.
+  void moved(ArrayRef<Operation *> run) {
+    if (run.empty())
+      return;
+    Operation *prev = run.front()->getPrevNode();
+    Operation *next = run.back()->getNextNode();
+    int64_t lo = prev ? position.lookup(prev) : 0;
+    int64_t hi = next ? position.lookup(next) : lo + kStride * (run.size() + 1);
+    int64_t step = (hi - lo) / static_cast<int64_t>(run.size() + 1);
+    if (step == 0)
+      return renumber();
+    for (Operation *op : run)
+      position[op] = lo += step;
+  }
+
+private:
+  static constexpr int64_t kStride = int64_t(1) << 20;
+  void renumber() {
+    int64_t next = 0;
+    for (Operation &op : block)
+      position[&op] = next += kStride;
+  }
+  Block &block;
+  DenseMap<Operation *, int64_t> position;
+};
+
 /// Moves `op` with its group (collectGroup) up to right after the latest
 /// op outside the group they need, keeping the group's order: the
 /// collective starts as soon as its data can, and a zero fill stays next
 /// to its user rather than rising to the constants at the top. Returns
 /// false, moving nothing, if the group needs nothing of the block.
-bool hoist(Block &block, const llvm::SetVector<Operation *> &group,
+bool hoist(Block &block, BlockOrder &order,
+           const llvm::SetVector<Operation *> &group,
            ArrayRef<Operation *> ordered) {
   Operation *last = nullptr;
   for (Operation *member : group)
     for (Operation *def : producersIn(block, member))
-      if (!group.contains(def) && (!last || last->isBeforeInBlock(def)))
+      if (!group.contains(def) && (!last || order.before(last, def)))
         last = def;
   if (!last)
     return false;
@@ -89,17 +129,18 @@ bool hoist(Block &block, const llvm::SetVector<Operation *> &group,
       member->moveAfter(last);
     last = member;
   }
+  order.moved(ordered);
   return true;
 }
 
 /// The first op of `block` using a result of `op` (through nested regions
 /// too), or null.
-Operation *firstUserIn(Block &block, Operation *op) {
+Operation *firstUserIn(Block &block, const BlockOrder &order, Operation *op) {
   Operation *first = nullptr;
   for (Value result : op->getResults())
     for (Operation *user : result.getUsers()) {
       Operation *ancestor = block.findAncestorOpInBlock(*user);
-      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      if (ancestor && (!first || order.before(ancestor, first)))
         first = ancestor;
     }
   return first;
@@ -136,22 +177,28 @@ struct ScheduleCollectives
     // The first user of the previous argument-only collective: where the
     // next one may be prefetched to.
     Operation *prefetchPoint = nullptr;
+    BlockOrder order(block);
     for (Operation *op : collectives) {
       llvm::SetVector<Operation *> group;
       collectGroup(block, op, group);
       SmallVector<Operation *> ordered(group.begin(), group.end());
-      llvm::sort(ordered, [](Operation *a, Operation *b) {
-        return a->isBeforeInBlock(b);
+      llvm::sort(ordered, [&](Operation *a, Operation *b) {
+        return order.before(a, b);
       });
-      if (hoist(block, group, ordered))
+      if (hoist(block, order, group, ordered))
         continue;
       // Only arguments: one ahead of the next use, with the group's ops
       // (a reshape, a matmul of arguments) that feed it.
-      Operation *user = firstUserIn(block, op);
-      if (prefetchPoint && prefetchPoint->isBeforeInBlock(op))
+      Operation *user = firstUserIn(block, order, op);
+      if (prefetchPoint && order.before(prefetchPoint, op)) {
+        SmallVector<Operation *> run;
         for (Operation *member : ordered)
-          if (prefetchPoint->isBeforeInBlock(member))
+          if (order.before(prefetchPoint, member)) {
             member->moveBefore(prefetchPoint);
+            run.push_back(member);
+          }
+        order.moved(run);
+      }
       prefetchPoint = user;
     }
   }

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -186,6 +187,80 @@ struct InPlaceBufferizeModel
   }
 };
 
+/// Whether one-shot analysis decides `use` in place whatever else it
+/// decides, and `use` plays no part in any other decision: a read that
+/// neither writes nor aliases a result. For every use of a value that has
+/// only such uses, its alias set stays the value alone and is never
+/// written.
+bool isPlainRead(OpOperand &use, const AnalysisState &state) {
+  Operation *user = use.getOwner();
+  if (!state.getOptions().dynCastBufferizableOp(user) ||
+      user->hasTrait<OpTrait::IsTerminator>() || isa<CallOpInterface>(user))
+    return false;
+  return state.bufferizesToMemoryRead(use) &&
+         !state.bufferizesToMemoryWrite(use) &&
+         state.getAliasingValues(use).getNumAliases() == 0;
+}
+
+/// One-shot analysis gathers, for every tensor operand, the reads of every
+/// alias of its value: a function argument read by N ops (a weight shared by
+/// the layers of a chain) costs O(N^2). Such reads are decided in place
+/// regardless (isPlainRead), so while the analysis runs each read but the
+/// first takes a placeholder value of its own, then gets the argument back:
+/// the same decisions in linear time.
+class HiddenReads {
+public:
+  HiddenReads(ModuleOp module, OneShotAnalysisState &state) {
+    OpBuilder b(module.getContext());
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      Block &entry = func.getBody().front();
+      for (BlockArgument arg : entry.getArguments()) {
+        if (!isa<TensorType>(arg.getType()) || arg.use_empty() ||
+            arg.hasOneUse() ||
+            !llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+              return isPlainRead(use, state);
+            }))
+          continue;
+        SmallVector<OpOperand *> uses;
+        for (OpOperand &use : arg.getUses())
+          uses.push_back(&use);
+        b.setInsertionPointToStart(&entry);
+        for (OpOperand *use : ArrayRef(uses).drop_front()) {
+          // Not bufferizable, no operands: analyzed as nothing.
+          auto placeholder = UnrealizedConversionCastOp::create(
+              b, arg.getLoc(), arg.getType(), ValueRange{});
+          state.createAliasInfoEntry(placeholder.getResult(0));
+          use->set(placeholder.getResult(0));
+          hidden.push_back({use, arg, placeholder});
+        }
+      }
+    }
+  }
+  /// Gives the reads their arguments back. The placeholders leave the IR
+  /// but stay allocated until destruction: the analysis caches results by
+  /// value, and a new op at a freed address would hit a stale entry.
+  void restore() {
+    for (Hidden &h : hidden) {
+      h.use->set(h.arg);
+      h.placeholder->remove();
+    }
+  }
+  ~HiddenReads() {
+    for (Hidden &h : hidden)
+      h.placeholder->destroy();
+  }
+
+private:
+  struct Hidden {
+    OpOperand *use;
+    Value arg;
+    Operation *placeholder;
+  };
+  SmallVector<Hidden> hidden;
+};
+
 struct BufferizePass : spmd::impl::SPMDBufferizeBase<BufferizePass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     SPMDBufferizeBase::getDependentDialects(registry);
@@ -228,8 +303,20 @@ struct BufferizePass : spmd::impl::SPMDBufferizeBase<BufferizePass> {
           if (isa<TensorType>(func.getArgument(i).getType()))
             func.setArgAttr(i, BufferizationDialect::kWritableAttrName,
                             BoolAttr::get(&getContext(), false));
+    // runOneShotModuleBufferize's steps (analysis, copies, bufferization),
+    // with the shared reads hidden from the analysis.
+    ModuleOp module = getOperation();
     BufferizationState state;
-    if (failed(runOneShotModuleBufferize(getOperation(), options, state)))
+    {
+      OneShotAnalysisState analysis(module, options);
+      HiddenReads hidden(module, analysis);
+      LogicalResult analyzed = analyzeModuleOp(module, analysis);
+      hidden.restore();
+      if (failed(analyzed) ||
+          failed(insertTensorCopies(module, analysis, state)))
+        return signalPassFailure();
+    }
+    if (failed(bufferizeModuleOp(module, options, state)))
       return signalPassFailure();
   }
 };

@@ -132,9 +132,13 @@ bool isKernelView(Operation *op) {
           !isContiguousReshape(op));
 }
 
-/// The op before `op` in its block that uses `buffer`, if any.
+/// The op before `op` in its block that uses `buffer`, if any. The walk
+/// stops at `buffer`'s definition: walking on to the top of the block for
+/// every GEMM whose output has no earlier user was O(n^2).
 Operation *previousUser(Operation *op, Value buffer) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+  Operation *def = buffer.getDefiningOp();
+  for (Operation *prev = op->getPrevNode(); prev && prev != def;
+       prev = prev->getPrevNode())
     if (llvm::is_contained(prev->getOperands(), buffer))
       return prev;
   return nullptr;

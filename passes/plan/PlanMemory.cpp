@@ -28,6 +28,59 @@ struct Interval {
   int64_t offset = 0;
 };
 
+/// The buffers placed so far, to find those whose live ranges overlap a
+/// step range in time proportional to their number (checking every placed
+/// buffer for every buffer was O(buffers^2)): a max-tree of `last` over all
+/// buffers sorted by `first`, -1 where a buffer is not placed yet.
+class PlacedSet {
+public:
+  explicit PlacedSet(ArrayRef<Interval *> all) : byFirst(all) {
+    llvm::stable_sort(byFirst, [](const Interval *x, const Interval *y) {
+      return x->first < y->first;
+    });
+    while (leaves < byFirst.size())
+      leaves *= 2;
+    maxLast.assign(2 * leaves, -1);
+    for (auto [i, b] : llvm::enumerate(byFirst))
+      index[b] = i;
+  }
+
+  void insert(Interval *b) {
+    size_t node = leaves + index.lookup(b);
+    maxLast[node] = b->last;
+    for (node /= 2; node; node /= 2)
+      maxLast[node] = std::max(maxLast[2 * node], maxLast[2 * node + 1]);
+  }
+
+  /// Calls `fn` on each placed buffer live at some step of [first, last].
+  void forEachOverlapping(int64_t first, int64_t last,
+                          function_ref<void(Interval *)> fn) const {
+    size_t end = llvm::upper_bound(byFirst, last,
+                                   [](int64_t v, const Interval *b) {
+                                     return v < b->first;
+                                   }) -
+                 byFirst.begin();
+    visit(1, 0, leaves, end, first, fn);
+  }
+
+private:
+  void visit(size_t node, size_t lo, size_t hi, size_t end, int64_t first,
+             function_ref<void(Interval *)> fn) const {
+    if (lo >= end || maxLast[node] < first)
+      return;
+    if (hi - lo == 1)
+      return fn(byFirst[lo]);
+    size_t mid = (lo + hi) / 2;
+    visit(2 * node, lo, mid, end, first, fn);
+    visit(2 * node + 1, mid, hi, end, first, fn);
+  }
+
+  SmallVector<Interval *> byFirst;
+  size_t leaves = 1;
+  SmallVector<int64_t> maxLast;
+  DenseMap<Interval *, size_t> index;
+};
+
 struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
   using SPMDPlanMemoryBase::SPMDPlanMemoryBase;
 
@@ -72,19 +125,35 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       }
       return nullptr;
     };
+    // The positions of the ops that use each buffer (through views), in
+    // order: the first use after a collective is a binary search rather
+    // than a walk down the block, which was O(n) per collective.
+    DenseMap<Operation *, SmallVector<int64_t>> usesOf;
+    for (Operation &op : body) {
+      auto it = position.find(&op);
+      if (it == position.end())
+        continue;
+      for (Value operand : op.getOperands())
+        if (Operation *r = root(operand)) {
+          SmallVector<int64_t> &uses = usesOf[r];
+          if (uses.empty() || uses.back() != it->second)
+            uses.push_back(it->second);
+        }
+    }
     for (Operation &op : body) {
       auto collective = dyn_cast<spmd::CollectiveOpInterface>(op);
       if (!collective || !collective.communicates())
         continue;
       Operation *in = root(op.getOperand(0)), *out = root(op.getOperand(1));
-      int64_t done = end;
-      for (Operation *next = op.getNextNode(); next && done == end;
-           next = next->getNextNode())
-        for (Value operand : next->getOperands()) {
-          Operation *r = root(operand);
-          if (r && (r == in || r == out))
-            done = position[next];
-        }
+      int64_t at = position.lookup(&op), done = end;
+      for (Operation *buffer : {in, out}) {
+        if (!buffer)
+          continue;
+        const SmallVector<int64_t> &uses = usesOf[buffer];
+        auto next = llvm::upper_bound(uses, at);
+        if (next != uses.end())
+          done = std::min(done, *next);
+      }
       for (Operation *buffer : {in, out})
         if (Interval *interval = byAlloc.lookup(buffer))
           interval->last = std::max(interval->last, done);
@@ -162,13 +231,13 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
     llvm::stable_sort(order, [](const Interval *x, const Interval *y) {
       return x->bytes > y->bytes;
     });
-    SmallVector<Interval *> placed;
+    PlacedSet placed(order);
     int64_t arena = 0;
     for (Interval *b : order) {
       SmallVector<std::pair<int64_t, int64_t>> taken;
-      for (Interval *p : placed)
-        if (p->first <= b->last && b->first <= p->last)
-          taken.push_back({p->offset, p->offset + p->bytes});
+      placed.forEachOverlapping(b->first, b->last, [&](Interval *p) {
+        taken.push_back({p->offset, p->offset + p->bytes});
+      });
       llvm::sort(taken);
       int64_t offset = 0;
       for (auto [lo, hi] : taken) {
@@ -183,7 +252,7 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
                << " bytes";
       b->offset = offset;
       arena = std::max(arena, offset + b->bytes);
-      placed.push_back(b);
+      placed.insert(b);
     }
     arena = static_cast<int64_t>(llvm::alignTo(arena, alignment));
     func->setAttr(
