@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <sys/stat.h>
 #include <vector>
 
@@ -374,12 +376,327 @@ static std::optional<size_t> findDynamicMarker(std::string_view source) {
   return std::nullopt;
 }
 
+namespace {
+
+/// What an occurrence of an SSA name is, as far as the text tells for sure.
+struct SSAOccurrence {
+  enum Kind { Definition, Use } kind;
+  unsigned results; // a definition: how many values (`%r:2 = ...`)
+};
+
+/// A dotted op name (`linalg.yield`), `return`, or a quoted generic-form
+/// name followed by `(` at `p`; its end, or npos.
+size_t opNameEnd(std::string_view s, size_t p) {
+  if (p >= s.size())
+    return std::string_view::npos;
+  if (s[p] == '"') {
+    size_t q = s.find('"', p + 1);
+    if (q == std::string_view::npos ||
+        s.substr(p + 1, q - p - 1).find('.') == std::string_view::npos)
+      return std::string_view::npos;
+    return q + 1 < s.size() && s[q + 1] == '(' ? q + 1 : std::string_view::npos;
+  }
+  if (!isIdStart(s[p]))
+    return std::string_view::npos;
+  size_t q = p;
+  while (q < s.size() && isIdChar(s[q]))
+    ++q;
+  std::string_view name = s.substr(p, q - p);
+  if (name != "return" && name.find('.') == std::string_view::npos)
+    return std::string_view::npos;
+  return q;
+}
+
+size_t skipBlanks(std::string_view s, size_t p, bool newlines) {
+  while (p < s.size() && (s[p] == ' ' || s[p] == '\t' || s[p] == '\r' ||
+                          (newlines && s[p] == '\n')))
+    ++p;
+  return p;
+}
+
+size_t ssaNameEnd(std::string_view s, size_t p) {
+  ++p; // '%'
+  while (p < s.size() && (isIdChar(s[p]) || s[p] == '-'))
+    ++p;
+  return p;
+}
+
+/// Op names whose regions are never IsolatedFromAbove: a definition in one
+/// of them shares the SSA name scope of the region around the op.
+bool openerSharesNames(std::string_view op) {
+  if (!op.empty() && op.front() == '"')
+    op.remove_prefix(1);
+  for (std::string_view dialect :
+       {"linalg.", "scf.", "tensor.", "affine.", "memref."})
+    if (op.substr(0, dialect.size()) == dialect)
+      return true;
+  return false;
+}
+
+} // namespace
+
+/// A use of an SSA name before any definition of it (a forward reference)
+/// that the next definition of that name resolves from a region that does
+/// not enclose the use. The program is invalid (a value defined in a region
+/// is not visible outside it), but upstream's parser binds the use to that
+/// definition first, and linalg.generic's parser parses its body into a
+/// Region of its own that it frees when the body fails to parse (a
+/// redefined block, ...): the earlier use is left in the freed value's use
+/// list and destroying the function writes to it (heap corruption;
+/// bench/fuzz/known history in bench/fuzz/README.md).
+///
+/// Lexical, so only what the text says for sure counts: definitions are
+/// results at a line's start (`%a, %b:2 = dialect.op`) and the arguments of
+/// a block label line (`^bb0(%a: f32):`); uses are the operands of an op
+/// that fits its line and has no region (no `{`, `}` or `=` after its name,
+/// and the next line starts another op, a label or a `}`). Any other
+/// occurrence of a name (a function or loop argument, ...) may define it:
+/// it makes the name visible in the braces around it and ends the search
+/// for its forward references. Regions are `{...}` (attribute dictionaries
+/// hold no SSA names), and a definition counts only inside regions of ops
+/// that share their name scope (`openerSharesNames`).
+static std::optional<ParseHazard>
+findCrossRegionForwardRef(std::string_view s) {
+  // Pass 1, by line: the sure definitions and uses, and each op's name.
+  std::map<size_t, SSAOccurrence> sure; // by the offset of their `%`
+  std::vector<std::pair<size_t, std::string_view>> ops;
+  std::vector<size_t> starts; // first character of each line with code
+  for (size_t p = 0; p < s.size();) {
+    size_t q = skipBlanks(s, p, /*newlines=*/false);
+    if (q < s.size() && s[q] != '\n' &&
+        !(s[q] == '/' && q + 1 < s.size() && s[q + 1] == '/'))
+      starts.push_back(q);
+    size_t eol = s.find('\n', p);
+    p = eol == std::string_view::npos ? s.size() : eol + 1;
+  }
+  auto startsStatement = [&](size_t p) {
+    char c = s[p];
+    return c == '%' || c == '^' || c == '}' ||
+           opNameEnd(s, p) != std::string_view::npos;
+  };
+  for (size_t line = 0; line < starts.size(); ++line) {
+    size_t p = starts[line];
+    if (s[p] == '^') {
+      // A block label: `^name(%a: t, ...)` and `:` (not a successor).
+      size_t q = p + 1;
+      while (q < s.size() && isIdChar(s[q]))
+        ++q;
+      if (q >= s.size() || s[q] != '(')
+        continue;
+      std::vector<size_t> args;
+      int depth = 0;
+      bool expectName = true;
+      Scanner scan(s);
+      scan.advance(q);
+      while (!scan.done()) {
+        char c = scan.peek();
+        if (c == '"') {
+          scan.skipString();
+          continue;
+        }
+        if (c == '/' && scan.peek(1) == '/') {
+          scan.skipLine();
+          continue;
+        }
+        if (c == '-' && scan.peek(1) == '>') { // a function type's arrow
+          scan.advance(2);
+          expectName = false;
+          continue;
+        }
+        if (c == '(' || c == '[' || c == '{' || c == '<')
+          ++depth;
+        else if (c == ')' || c == ']' || c == '}' || c == '>')
+          --depth;
+        if (depth == 0)
+          break;
+        if (depth == 1 && c == ',')
+          expectName = true;
+        else if (depth == 1 && c == '%' && expectName) {
+          size_t at = scan.pos();
+          size_t end = ssaNameEnd(s, at);
+          size_t colon = skipBlanks(s, end, true);
+          if (colon < s.size() && s[colon] == ':')
+            args.push_back(at);
+          expectName = false;
+        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r' &&
+                   c != '(') {
+          expectName = false;
+        }
+        scan.advance();
+      }
+      if (scan.done())
+        continue;
+      scan.advance();
+      scan.skipSpace();
+      if (scan.peek() != ':')
+        continue;
+      for (size_t at : args)
+        sure[at] = {SSAOccurrence::Definition, 1};
+      continue;
+    }
+    // Results: `%a, %b:2 = `, then the op's name.
+    std::vector<std::pair<size_t, unsigned>> results;
+    size_t q = p;
+    while (q < s.size() && s[q] == '%') {
+      size_t at = q;
+      q = ssaNameEnd(s, q);
+      unsigned count = 1;
+      if (q < s.size() && s[q] == ':') {
+        size_t d = q + 1;
+        unsigned n = 0;
+        while (d < s.size() && isDigit(s[d]) && n < 1000000)
+          n = n * 10 + (s[d++] - '0');
+        if (d == q + 1)
+          break;
+        count = n;
+        q = d;
+      }
+      results.emplace_back(at, count);
+      q = skipBlanks(s, q, false);
+      if (q < s.size() && s[q] == ',')
+        q = skipBlanks(s, q + 1, false);
+      else
+        break;
+    }
+    if (!results.empty()) {
+      if (q >= s.size() || s[q] != '=')
+        continue;
+      q = skipBlanks(s, q + 1, false);
+    }
+    size_t nameEnd = opNameEnd(s, q);
+    if (nameEnd == std::string_view::npos)
+      continue;
+    for (auto [at, count] : results)
+      sure[at] = {SSAOccurrence::Definition, count};
+    ops.emplace_back(q, s.substr(q, nameEnd - q));
+    // The operands count as uses only if the op fits this line and has no
+    // region.
+    std::vector<size_t> uses;
+    int depth = 0;
+    bool simple = true;
+    for (size_t r = nameEnd; r < s.size() && s[r] != '\n' && simple; ++r) {
+      char c = s[r];
+      if (c == '/' && r + 1 < s.size() && s[r + 1] == '/')
+        break;
+      if (c == '"') {
+        size_t close = r + 1;
+        while (close < s.size() && s[close] != '"' && s[close] != '\n')
+          close += s[close] == '\\' ? 2 : 1;
+        r = close;
+      } else if (c == '{' || c == '}' || c == '=') {
+        simple = false;
+      } else if (c == '(' || c == '[') {
+        ++depth;
+      } else if (c == ')' || c == ']') {
+        simple = --depth >= 0;
+      } else if (c == '%') {
+        uses.push_back(r);
+        r = ssaNameEnd(s, r) - 1;
+      }
+    }
+    simple = simple && depth == 0 &&
+             (line + 1 == starts.size() || startsStatement(starts[line + 1]));
+    if (simple)
+      for (size_t at : uses)
+        sure[at] = {SSAOccurrence::Use, 0};
+  }
+
+  // Pass 2: braces, visibility and forward references, in source order.
+  struct Scope {
+    std::string_view opener;
+    std::set<std::string_view> names; // occurring in it so far
+  };
+  struct ForwardRef {
+    std::vector<size_t> chain; // ids of the scopes around the use
+    size_t offset;
+    unsigned number; // `%a#1`
+  };
+  std::vector<Scope> scopes;      // every scope ever opened, by id
+  std::vector<size_t> open = {0}; // ids, the outermost first
+  scopes.push_back({});
+  std::map<std::string_view, std::vector<ForwardRef>> pending;
+  std::string_view op;
+  size_t nextOp = 0;
+  Scanner scan(s);
+  while (!scan.done()) {
+    size_t at = scan.pos();
+    while (nextOp < ops.size() && ops[nextOp].first <= at)
+      op = ops[nextOp++].second;
+    char c = scan.peek();
+    if (c == '/' && scan.peek(1) == '/') {
+      scan.skipLine();
+    } else if (c == '"') {
+      scan.skipString();
+    } else if (c == '{') {
+      open.push_back(scopes.size());
+      scopes.push_back({op, {}});
+      scan.advance();
+    } else if (c == '}') {
+      if (open.size() > 1) {
+        op = scopes[open.back()].opener;
+        open.pop_back();
+      }
+      scan.advance();
+    } else if (c == '%') {
+      size_t end = ssaNameEnd(s, at);
+      std::string_view name = s.substr(at + 1, end - at - 1);
+      unsigned number = 0;
+      if (end < s.size() && s[end] == '#')
+        for (size_t d = end + 1; d < s.size() && isDigit(s[d]) && number < 1e6;
+             ++d)
+          number = number * 10 + (s[d] - '0');
+      scan.advance(end - at);
+      auto it = sure.find(at);
+      bool visible = std::any_of(open.begin(), open.end(), [&](size_t id) {
+        return scopes[id].names.count(name) != 0;
+      });
+      if (it != sure.end() && it->second.kind == SSAOccurrence::Use) {
+        if (!visible)
+          pending[name].push_back({open, at, number});
+      } else if (it != sure.end()) {
+        for (const ForwardRef &ref : pending[name]) {
+          if (ref.number >= it->second.results)
+            continue;
+          size_t common = 0;
+          while (common < open.size() && common < ref.chain.size() &&
+                 open[common] == ref.chain[common])
+            ++common;
+          if (common == open.size())
+            continue; // the definition's region encloses the use
+          bool shared = true;
+          for (size_t k = common; k < open.size(); ++k)
+            shared &= openerSharesNames(scopes[open[k]].opener);
+          if (!shared)
+            continue;
+          size_t line = 1 + std::count(s.begin(), s.begin() + at, '\n');
+          size_t column = at - (s.rfind('\n', at) + 1) + 1;
+          return ParseHazard{
+              ref.offset, "'%" + std::string(name) +
+                              "' is used before its definition at line " +
+                              std::to_string(line) + ":" +
+                              std::to_string(column) +
+                              ", in a region that does not enclose this use"};
+        }
+        pending.erase(name);
+      } else {
+        pending.erase(name);
+      }
+      scopes[open.back()].names.insert(name);
+    } else {
+      scan.advance();
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ParseHazard> findParseHazard(std::string_view source) {
   if (source.substr(0, 4) == "ML\xEFR") // MLIR bytecode
     return std::nullopt;
   if (std::optional<size_t> at = findDynamicMarker(source))
     return ParseHazard{*at, "-9223372036854775808 is MLIR's marker of a "
                             "dynamic size or offset, not a static value"};
+  if (std::optional<ParseHazard> hazard = findCrossRegionForwardRef(source))
+    return hazard;
   Scanner scan(source);
   while (!scan.done()) {
     char c = scan.peek();

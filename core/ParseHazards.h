@@ -9,6 +9,11 @@
 // tools cannot replace a registered op's parser, so they scan the text
 // first and reject such a list with an error naming the op and position.
 //
+// It also rejects a use of an SSA name before any definition that is then
+// resolved by a definition in a region not enclosing the use (invalid IR):
+// linalg.generic's parser frees such a region on a later error with the
+// use still linked to it (a use-after-free).
+//
 // A lexical scan, with no MLIR: it skips comments and strings, finds those
 // ops' keywords outside any parentheses, brackets or braces and checks
 // that what follows `=` is a list the parser accepts. It never rejects a

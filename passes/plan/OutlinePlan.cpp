@@ -226,6 +226,16 @@ Value resolveDim(OpBuilder &b, Location loc, Value v, int64_t d) {
     return {};
   }
   if (auto expand = dyn_cast<memref::ExpandShapeOp>(def)) {
+    // The size the expansion was given (spmd-partition's local size of the
+    // expanded dim), when the plan evaluates it: the source's dim may be a
+    // product the plan cannot compute (a collapsed uneven shard).
+    if (auto size = dyn_cast<Value>(expand.getMixedOutputShape()[d])) {
+      if (isRuntimeScalar(size))
+        return size;
+      if (auto dim = size.getDefiningOp<memref::DimOp>())
+        if (Value resolved = resolveDimOp(b, dim))
+          return resolved;
+    }
     for (auto [s, group] : llvm::enumerate(expand.getReassociationIndices()))
       if (llvm::is_contained(group, d)) {
         if (single(type.getShape(), group) == d)

@@ -101,6 +101,74 @@ TEST(ParseHazards, NotTheCustomSyntax) {
     EXPECT_EQ(findParseHazard(text), std::nullopt) << text;
 }
 
+// A forward reference resolved from a region that does not enclose the
+// use: linalg.generic's parser frees that region on a later error with the
+// use still linked to it (heap corruption in MLIR 22).
+TEST(ParseHazards, CrossRegionForwardReference) {
+  const std::string generic =
+      "  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = "
+      "[\"parallel\"]}\n"
+      "      ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>) {\n";
+  std::string text = "func.func @f(%x: tensor<4xf32>) {\n" + generic +
+                     "      linalg.yield %a : f32\n"
+                     "  } -> tensor<4xf32>\n" +
+                     generic +
+                     "    ^bb0(%a: f32, %o: f32):\n"
+                     "    ^bb0(%a: f32, %o: f32):\n"
+                     "  } -> tensor<4xf32>\n}\n";
+  std::optional<ParseHazard> hazard = findParseHazard(text);
+  ASSERT_NE(hazard, std::nullopt);
+  EXPECT_EQ(hazard->offset, text.find("%a"));
+  EXPECT_EQ(hazard->message, "'%a' is used before its definition at line "
+                             "8:10, in a region that does not enclose this "
+                             "use");
+  // A result defined in a sibling region, and a function-level use defined
+  // in a nested region.
+  EXPECT_NE(findParseHazard("%y = scf.execute_region -> f32 {\n"
+                            "  scf.yield %a : f32\n}\n"
+                            "%r = scf.execute_region -> f32 {\n"
+                            "  %a = arith.negf %x : f32\n  ^bb0:\n}\n"),
+            std::nullopt);
+  EXPECT_NE(findParseHazard("%y = arith.addf %a, %x : f32\n"
+                            "%r = scf.execute_region -> f32 {\n"
+                            "  %a = arith.negf %x : f32\n}\n"),
+            std::nullopt);
+  // Result numbers: %a#1 is not resolved by a one-value %a.
+  EXPECT_EQ(findParseHazard("%y = arith.addf %a#1, %x : f32\n"
+                            "%r = scf.execute_region -> f32 {\n"
+                            "  %a = arith.negf %x : f32\n}\n"),
+            std::nullopt);
+}
+
+TEST(ParseHazards, ForwardReferencesAccepted) {
+  for (const char *text : {
+           // A CFG out of dominance order, also from a nested region.
+           "cf.br ^bb2\n^bb1:\n  %y = arith.negf %z : f32\n"
+           "  %r = scf.execute_region -> f32 {\n    scf.yield %z : f32\n  }\n"
+           "^bb2:\n  %z = arith.negf %x : f32\n  cf.br ^bb1\n",
+           // A definition between the use and the other region's.
+           "%y = arith.negf %z : f32\n%z = arith.negf %x : f32\n"
+           "scf.execute_region {\n  %z = arith.negf %x : f32\n}\n",
+           // Defined by what the scan cannot read for sure (a loop's
+           // induction variable, a multi-line op, a function argument).
+           "scf.for %i = %a to %b step %c {\n  %u = arith.addi %i, %i : "
+           "index\n}\nscf.execute_region {\n  %i = arith.constant 0 : "
+           "index\n}\n",
+           "%u = arith.addi %i, %i : index\n"
+           "%v = scf.for %i = %a to %b step %c {\n}\n",
+           "func.func @f(%a: f32) {\n  %y = arith.negf %a : f32\n}\n"
+           "func.func @g() {\n  scf.execute_region {\n^bb0(%a: f32):\n  }\n}\n",
+           // Successor operands are uses, not block arguments.
+           "%y = arith.negf %a : f32\nscf.execute_region {\n"
+           "  cf.cond_br %c,\n  ^bb1(%a : f32), ^bb2\n}\n",
+           // A region of an op that may be isolated from above.
+           "%y = arith.negf %a : f32\ngpu.module @m {\n"
+           "  %a = arith.constant 0.0 : f32\n}\n%a = arith.constant 1.0 : "
+           "f32\n",
+       })
+    EXPECT_EQ(findParseHazard(text), std::nullopt) << text;
+}
+
 TEST(ParseHazards, SourceFiles) {
   EXPECT_EQ(unreadableSourceFile("/dev/zero"),
             "is a device, not a program file");
