@@ -34,14 +34,19 @@ measure() {
   echo "$best ${mem}"
 }
 
+# The same chain for both tools: $work/spmd.mlir and $work/shard.mlir.
+generate() {
+  python3 "$here/gen.py" --layers "$2" --dialect spmd --mode "$1" -o "$work/spmd.mlir"
+  python3 "$here/gen.py" --layers "$2" --dialect shard --mode "$1" -o "$work/shard.mlir"
+}
+
 mb() { [[ ${1:-} =~ ^[0-9]+$ ]] && echo $(($1 / 1024)) || echo "-"; }
 
 echo "| mode | layers | spmd-opt s | spmd-opt MB | mlir-opt s | mlir-opt MB | mlir-opt / spmd-opt |"
 echo "|---|---|---|---|---|---|---|"
 for mode in tp dp; do
   for n in "${layers[@]}"; do
-    python3 "$here/gen.py" --layers "$n" --dialect spmd --mode "$mode" -o "$work/spmd.mlir"
-    python3 "$here/gen.py" --layers "$n" --dialect shard --mode "$mode" -o "$work/shard.mlir"
+    generate "$mode" "$n"
     ours=$(measure "$spmd_opt" "$work/spmd.mlir" \
       --pass-pipeline='builtin.module(spmd-propagate,spmd-partition)')
     theirs=$(measure "$mlir_opt" "$work/shard.mlir" \
@@ -73,8 +78,7 @@ echo "| mode | layers | verifier | spmd passes s | mlir-opt passes s | spmd / ml
 echo "|---|---|---|---|---|---|"
 for mode in tp dp; do
   for n in "${layers[@]}"; do
-    python3 "$here/gen.py" --layers "$n" --dialect spmd --mode "$mode" -o "$work/spmd.mlir"
-    python3 "$here/gen.py" --layers "$n" --dialect shard --mode "$mode" -o "$work/shard.mlir"
+    generate "$mode" "$n"
     for verify in true false; do
       ours=$(pass_seconds 'SPMDPropagate|SPMDPartition' "$spmd_opt" \
         "$work/spmd.mlir" --verify-each=$verify \

@@ -257,34 +257,29 @@ private:
   }
   // Per-op facts that follow from the op's signature (ShardingRuleCache)
   // are computed once per signature: the layers of a model share them.
-  double workOf(Operation *op) {
-    auto [it, inserted] = works.try_emplace(op, 0.0);
-    if (!inserted)
+  template <typename T, typename Compute>
+  T perSignature(DenseMap<Operation *, T> &perOp, DenseMap<unsigned, T> &perSig,
+                 Operation *op, Compute compute) {
+    if (auto it = perOp.find(op); it != perOp.end())
       return it->second;
     std::optional<unsigned> sig = ruleCache.signature(op);
+    T value;
     if (!sig)
-      return it->second = opWork(op, profile);
-    auto [sigIt, sigInserted] = worksBySignature.try_emplace(*sig, 0.0);
-    if (sigInserted)
-      sigIt->second = opWork(op, profile);
-    return it->second = sigIt->second;
+      value = compute(op);
+    else if (auto it = perSig.find(*sig); it != perSig.end())
+      value = it->second;
+    else
+      value = perSig[*sig] = compute(op);
+    perOp[op] = value;
+    return value;
+  }
+  double workOf(Operation *op) {
+    return perSignature(works, worksBySignature, op,
+                        [&](Operation *o) { return opWork(o, profile); });
   }
   bool linearSumOf(Operation *op) {
-    auto it = linearSums.find(op);
-    if (it != linearSums.end())
-      return it->second;
-    std::optional<unsigned> sig = ruleCache.signature(op);
-    bool result;
-    if (!sig) {
-      result = isLinearSum(op);
-    } else {
-      auto sigIt = linearSumsBySignature.find(*sig);
-      if (sigIt == linearSumsBySignature.end())
-        sigIt = linearSumsBySignature.insert({*sig, isLinearSum(op)}).first;
-      result = sigIt->second;
-    }
-    linearSums[op] = result;
-    return result;
+    return perSignature(linearSums, linearSumsBySignature, op,
+                        [](Operation *o) { return isLinearSum(o); });
   }
   double shareOf(Value v) {
     auto it = shares.find(v);
