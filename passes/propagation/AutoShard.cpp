@@ -13,9 +13,13 @@
 //    Annotated arguments, user constrains and ops without a rule are fixed;
 //    tensor.empty has no contents and takes any layout for free;
 //  * node cost: the op's roofline time (opWork()) on its local share;
-//  * edge cost: the alpha-beta reshard (CostModel.h) from what the producer
-//    makes to what the consumer needs, 1/n of it for a value n ops read
-//    (they share one constrain); a result marked `spmd.updates = i`
+//  * reshard cost: the alpha-beta reshard (CostModel.h) from what the
+//    producer makes to what a consumer needs, paid once per value and
+//    needed placement however many consumers need it (partitioning makes
+//    one constrain for them all), without its latency when bucketing
+//    combines it with others of its kind (the reshard of an argument, or
+//    of a value only the optimizer reads: one latency per bucket in the
+//    estimate); a result marked `spmd.updates = i`
 //    (the new value of argument i: a parameter, an optimizer state) must
 //    come back in argument i's layout, so that edge ties the two; other
 //    results are R unless annotated;
@@ -27,7 +31,9 @@
 // and the memory rows assume the axes after it shard every value (the last
 // axis is exact). Each axis is one MILP solved by CBC (core/Ilp.h): binary
 // candidate variables, edge variables with both marginals tied to the two
-// ends' candidates (a tight linearization of the product), and memory rows
+// ends' candidates (a tight linearization of the product), a variable per
+// value, producer candidate and placement several consumers may need
+// (bounded below by each consumer's edge variables), and memory rows
 // added lazily at the program points the solution overfills. When the solver
 // stops without a solution, a deterministic greedy choice (each node, in
 // program order, the candidate cheapest against its decided producers)
@@ -37,7 +43,7 @@
 // Repeated layers: nodes whose Weisfeiler-Lehman colors agree after
 // `tie-rounds` refinements (the same op of every layer away from the
 // model's ends) share one block of variables, and edges between the same
-// two blocks share one block of edge variables with their costs summed.
+// two blocks share one block of edge variables.
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,9 +187,9 @@ struct Edge {
   /// result i's annotation, else (-1) R.
   int slot = -1;
   bool toArg = false; // consumer is an argument node (a tied result)
-  /// Partitioning makes one reshard per value and layout, shared by its
-  /// users (one constrain); a value read by n ops charges each edge 1/n of
-  /// its reshard (exact when they need the same layout).
+  /// The greedy fallback's approximation of the one reshard per value and
+  /// layout the solver counts exactly: a value read by n ops charges each
+  /// edge 1/n of its reshard.
   double share = 1;
 };
 
@@ -206,8 +212,16 @@ private:
   Placement producedOn(int value, const Cand &c, int axis) const;
   double valueBytes(int value) const;
   double nodeCost(const Node &n, const Cand &c, int axis) const;
+  /// What the consumer of `e` needs of its value on `axis` when it takes
+  /// candidate `to`.
+  Placement needOf(const Edge &e, const Cand &to, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to, int axis,
                   const CommCostParams &comm) const;
+  /// Adds the reshard costs of the current axis to the objective (solveAxis).
+  void addReshardCosts(IlpModel &ilp);
+  /// The reshards the chosen candidates make on `axis`: one per value and
+  /// needed placement; time under `comm`.
+  double chosenReshardCost(int axis, const CommCostParams &comm) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to,
                   int axis) const {
     return edgeCost(e, from, to, axis, profile.comm);
@@ -219,6 +233,12 @@ private:
   void commit(int axis);
   void reset();
   void computeClasses(int rounds);
+  void computeBucketable();
+  /// The bucket a reshard of `value` from `have` to `need` joins: a key
+  /// of its collective and element type, or nullopt when it pays its own
+  /// latency.
+  std::optional<std::pair<int, const void *>>
+  bucketOf(int value, const Placement &have, const Placement &need) const;
   Layout finalLayout(int value) const;
   /// The most bytes live at one program point, `bytesOf(value)` each;
   /// `where` gets the point.
@@ -237,12 +257,18 @@ private:
   int tieRounds = 6;
   /// Model sizes, for the report.
   int maxVars = 0, maxRows = 0, numClasses = 0;
+  int currentAxis = 0;
 
   std::vector<Node> nodes;
   std::vector<ValueInfo> values;
   DenseMap<Value, int> valueIndex;
   ::spmd::ShardingRuleCache ruleCache;
   std::vector<Edge> edges;
+  /// Edges by value.
+  std::vector<SmallVector<int>> edgesOfValue;
+  /// Per value: its reshards can wait for others of their kind, so that
+  /// bucketing combines them (computeBucketable()).
+  std::vector<bool> bucketable;
   /// Per function result: the argument it updates, or -1.
   SmallVector<int> updates;
   int numPoints = 0;
@@ -535,24 +561,250 @@ double AutoSharder::nodeCost(const Node &n, const Cand &c, int axis) const {
   return w;
 }
 
+Placement AutoSharder::needOf(const Edge &e, const Cand &to, int axis) const {
+  if (e.consumer >= 0) {
+    const Node &c = nodes[e.consumer];
+    return e.toArg ? placementOf(c, 0, to, axis)
+                   : placementOf(c, e.slot, to, axis);
+  }
+  if (e.slot <= -2)
+    return fn
+        .getResultAttrOfType<LayoutAttr>(-2 - e.slot,
+                                         ::spmd::SPMDDialect::kLayoutAttrName)
+        .toLayout()
+        .placements[axis];
+  return Placement::replicate();
+}
+
 double AutoSharder::edgeCost(const Edge &e, const Cand &from, const Cand &to,
                              int axis, const CommCostParams &comm) const {
   Placement have = producedOn(e.value, from, axis);
-  Placement need = Placement::replicate();
-  if (e.consumer >= 0) {
-    const Node &c = nodes[e.consumer];
-    need = e.toArg ? placementOf(c, 0, to, axis)
-                   : placementOf(c, e.slot, to, axis);
-  } else if (e.slot <= -2) {
-    need = fn.getResultAttrOfType<LayoutAttr>(
-                 -2 - e.slot, ::spmd::SPMDDialect::kLayoutAttrName)
-               .toLayout()
-               .placements[axis];
-  }
+  Placement need = needOf(e, to, axis);
   if (have == need)
     return 0;
   return e.share * ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
                                            valueBytes(e.value), comm, axis);
+}
+
+/// A placement as a small integer (map keys).
+static int64_t placementKey(const Placement &p) {
+  if (p.isShard())
+    return 16 + p.dim;
+  if (p.isPartial())
+    return 1 + int64_t(p.reduce);
+  return 0;
+}
+
+void AutoSharder::computeBucketable() {
+  // The optimizer: ops without a reduction whose results go only to other
+  // optimizer ops and to results that update an argument. A value read only
+  // there (a weight's gradient) is resharded whenever convenient, as is an
+  // argument (a stored parameter): spmd-bucket-collectives combines such
+  // collectives, so one latency covers all of a kind. Activations' reshards
+  // sit on the critical path, one after another, and pay their own.
+  Block &body = fn.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  DenseMap<Operation *, int> nodeOf;
+  for (auto [ni, n] : llvm::enumerate(nodes))
+    if (n.op)
+      nodeOf[n.op] = ni;
+  std::vector<bool> optimizer(nodes.size(), false);
+  auto usersOk = [&](Value v) {
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == ret) {
+        if (updates[use.getOperandNumber()] < 0)
+          return false;
+        continue;
+      }
+      auto it = nodeOf.find(user);
+      if (it == nodeOf.end() || !optimizer[it->second])
+        return false;
+    }
+    return true;
+  };
+  for (int ni = int(nodes.size()) - 1; ni >= 0; --ni) {
+    const Node &n = nodes[ni];
+    if (!n.op || !n.rule || llvm::any_of(n.rule->factors, [](const auto &f) {
+          return f.kind == ::spmd::Factor::Kind::Reduction;
+        }))
+      continue;
+    optimizer[ni] = llvm::all_of(n.op->getResults(), usersOk);
+  }
+  bucketable.assign(values.size(), false);
+  for (auto [vi, v] : llvm::enumerate(values)) {
+    if (v.node < 0)
+      continue;
+    if (!nodes[v.node].op) {
+      bucketable[vi] = true;
+      continue;
+    }
+    Value value = nodes[v.node].op->getResult(v.result);
+    bucketable[vi] = !value.use_empty() && usersOk(value);
+  }
+}
+
+std::optional<std::pair<int, const void *>>
+AutoSharder::bucketOf(int value, const Placement &have,
+                      const Placement &need) const {
+  if (!bucketable[value] || have == need || have.isReplicate())
+    return std::nullopt;
+  int kind;
+  if (have.isShard() && need.isShard())
+    return std::nullopt; // all_to_all: not bucketed
+  if (have.isShard())
+    kind = 0; // all_gather
+  else if (need.isShard())
+    kind = 1 + int(have.reduce); // reduce_scatter of that reduction
+  else
+    kind = 8 + int(have.reduce); // all_reduce
+  Type element = cast<RankedTensorType>(values[value].type).getElementType();
+  return std::make_pair(kind, element.getAsOpaquePointer());
+}
+
+double AutoSharder::chosenReshardCost(int axis,
+                                      const CommCostParams &comm) const {
+  static const Cand none{};
+  double total = 0;
+  std::set<std::pair<int, const void *>> buckets;
+  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
+    if (es.empty())
+      continue;
+    const Node &u = nodes[values[vi].node];
+    Placement have = producedOn(vi, u.cands[u.chosen], axis);
+    std::set<int64_t> paid;
+    for (int ei : es) {
+      const Edge &e = edges[ei];
+      const Cand &to = e.consumer >= 0
+                           ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
+                           : none;
+      Placement need = needOf(e, to, axis);
+      if (need == have || !paid.insert(placementKey(need)).second)
+        continue;
+      total += ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
+                                       valueBytes(vi), comm, axis);
+      if (auto bucket = bucketOf(vi, have, need)) {
+        total -= comm.alpha;
+        buckets.insert(*bucket);
+      }
+    }
+  }
+  return total + comm.alpha * double(buckets.size());
+}
+
+void AutoSharder::addReshardCosts(IlpModel &ilp) {
+  // Partitioning makes one reshard per value and needed placement, shared
+  // by every user that needs it (one constrain), so a value pays each
+  // placement once, whatever the number of its users: with producer
+  // candidate s, placement L costs need[s, L] >= [some user needs L], a
+  // continuous variable bounded below by, per user, the sum of the
+  // producer-consumer edge variables (Alpa's linearization: e[s, t] = 1 iff
+  // the producer takes s and the consumer t) whose consumer candidate needs
+  // L. A placement only one user can need costs on those variables directly.
+  static const SmallVector<Cand> single{Cand{}};
+  std::map<std::pair<int, int>, int> edgeBlocks;
+  auto edgeBlock = [&](const Node &u, const Node &v) {
+    auto [it, inserted] = edgeBlocks.try_emplace({u.var, v.var}, -1);
+    if (!inserted)
+      return it->second;
+    // Edges between the same two variable blocks (a tied layer's copies, or
+    // two operands of one op) share the block.
+    size_t ns = u.cands.size(), nt = v.cands.size();
+    int base = ilp.numVars();
+    it->second = base;
+    for (size_t j = 0; j < ns * nt; ++j)
+      ilp.addVar(0, 0, 1, false);
+    for (size_t s = 0; s < ns; ++s) {
+      std::vector<std::pair<int, double>> row{{u.var + int(s), -1.0}};
+      for (size_t t = 0; t < nt; ++t)
+        row.push_back({int(base + s * nt + t), 1.0});
+      ilp.addRow(row, 0, 0);
+    }
+    for (size_t t = 0; t < nt; ++t) {
+      std::vector<std::pair<int, double>> row{{v.var + int(t), -1.0}};
+      for (size_t s = 0; s < ns; ++s)
+        row.push_back({int(base + s * nt + t), 1.0});
+      ilp.addRow(row, 0, 0);
+    }
+    return base;
+  };
+  int axis = currentAxis;
+  int64_t k = mesh.axisSizes[axis];
+
+  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
+    if (es.empty())
+      continue;
+    const Node &u = nodes[values[vi].node];
+    bool uVar = u.cands.size() >= 2;
+    for (auto [s, cu] : llvm::enumerate(u.cands)) {
+      Placement have = producedOn(vi, cu, axis);
+      // Per needed placement: per user, the variables whose sum says it
+      // needs it; empty: it does whatever it takes (a fixed need).
+      std::map<int64_t,
+               std::pair<Placement, SmallVector<SmallVector<int, 4>, 2>>>
+          needs;
+      for (int ei : es) {
+        const Edge &e = edges[ei];
+        const Node *v = e.consumer >= 0 ? &nodes[e.consumer] : nullptr;
+        bool vVar = v && v->cands.size() >= 2;
+        const auto &vs = vVar ? v->cands : single;
+        std::map<int64_t, SmallVector<int, 4>> terms;
+        for (auto [t, cv] : llvm::enumerate(vs)) {
+          Placement need = needOf(e, cv, axis);
+          if (need == have)
+            continue;
+          needs.try_emplace(
+              placementKey(need),
+              std::make_pair(need, SmallVector<SmallVector<int, 4>, 2>{}));
+          auto &term = terms[placementKey(need)];
+          if (vVar && uVar)
+            term.push_back(edgeBlock(u, *v) + s * vs.size() + t);
+          else if (vVar)
+            term.push_back(v->var + t);
+        }
+        for (auto &[key, term] : terms)
+          needs[key].second.push_back(std::move(term));
+      }
+      for (auto &[key, entry] : needs) {
+        auto &[need, users] = entry;
+        double cost = ::spmd::axisReshardCost(have, need, k, valueBytes(vi),
+                                              profile.comm, axis) *
+                      kScale;
+        if (cost <= 0)
+          continue;
+        // A bucketed reshard shares its latency with the others of its
+        // bucket: the solver charges it none. (Charging each bucket one
+        // latency, with a binary per bucket bounded by its members, made
+        // the model 5-10x slower to solve, for a few latencies per step;
+        // the estimate counts them, chosenReshardCost().)
+        if (bucketOf(vi, have, need))
+          cost -= profile.comm.alpha * kScale;
+        if (cost <= 0)
+          continue;
+        // The indicator that the producer takes s and some user needs
+        // `need`, as a sum of variables (empty: always).
+        SmallVector<int, 4> indicator;
+        if (llvm::any_of(users, [](const auto &t) { return t.empty(); })) {
+          // A fixed need: paid whenever the producer takes s.
+          if (uVar)
+            indicator.push_back(u.var + s);
+        } else if (users.size() == 1) {
+          indicator = users[0];
+        } else {
+          int z = ilp.addVar(0, 0, 1, false);
+          for (const auto &term : users) {
+            std::vector<std::pair<int, double>> row{{z, 1.0}};
+            for (int var : term)
+              row.push_back({var, -1.0});
+            ilp.addRow(row, 0, kInf);
+          }
+          indicator.push_back(z);
+        }
+        for (int var : indicator)
+          ilp.addObjective(var, cost);
+      }
+    }
+  }
 }
 
 double AutoSharder::memBytes(int value, const Cand &c, int axis,
@@ -573,6 +825,16 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   for (int b = axis + 1; b < mesh.rank(); ++b)
     later *= double(mesh.axisSizes[b]);
   DenseMap<int, int> classVar; // class -> its first node with variables
+  // Among plans of equal time, the one that stores less: an argument's
+  // local bytes at a negligible price (256 MiB: 0.03 us).
+  auto cost = [&](const Node &n, const Cand &c) {
+    if (minPeak)
+      return 0.0;
+    if (n.op)
+      return nodeCost(n, c, axis) * kScale;
+    int value = valueIndex.lookup(fn.getArgument(n.arg));
+    return 1e-16 * memBytes(value, c, axis, later) * kScale;
+  };
   for (auto [ni, n] : llvm::enumerate(nodes)) {
     if (n.cands.size() < 2)
       continue;
@@ -585,9 +847,8 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
                first.cands[c].arg == n.cands[c].arg;
       if (same) {
         n.var = first.var;
-        if (!minPeak)
-          for (auto [c, cand] : llvm::enumerate(n.cands))
-            ilp.addObjective(n.var + c, nodeCost(n, cand, axis) * kScale);
+        for (auto [c, cand] : llvm::enumerate(n.cands))
+          ilp.addObjective(n.var + c, cost(n, cand));
         continue;
       }
     } else {
@@ -596,65 +857,12 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
     n.var = ilp.numVars();
     std::vector<std::pair<int, double>> one;
     for (const Cand &c : n.cands)
-      one.push_back(
-          {ilp.addVar(minPeak ? 0 : nodeCost(n, c, axis) * kScale, 0, 1, true),
-           1.0});
+      one.push_back({ilp.addVar(cost(n, c), 0, 1, true), 1.0});
     ilp.addRow(one, 1, 1);
   }
-  // Edges. Costs against a fixed end go on the other end's variables.
   if (!minPeak) {
-    static const SmallVector<Cand> single{Cand{}};
-    std::map<std::pair<int, int>, int> edgeBlocks;
-    for (const Edge &e : edges) {
-      const Node &u = nodes[values[e.value].node];
-      const Node *v = e.consumer >= 0 ? &nodes[e.consumer] : nullptr;
-      const auto &us = u.cands;
-      const auto &vs = v ? v->cands : single;
-      if (us.size() < 2 || vs.size() < 2) {
-        for (auto [s, cu] : llvm::enumerate(us))
-          for (auto [t, cv] : llvm::enumerate(vs)) {
-            double cost = edgeCost(e, cu, cv, axis) * kScale;
-            if (us.size() >= 2)
-              ilp.addObjective(u.var + s, cost);
-            else if (vs.size() >= 2)
-              ilp.addObjective(v->var + t, cost);
-          }
-        continue;
-      }
-      // Edges between the same two variable blocks (a tied layer's copies)
-      // share one block of edge variables, their costs summed.
-      auto key = std::make_pair(u.var, v->var);
-      auto [it, inserted] = edgeBlocks.try_emplace(key, -1);
-      bool any = false;
-      std::vector<double> cost(us.size() * vs.size());
-      for (size_t s = 0; s < us.size(); ++s)
-        for (size_t t = 0; t < vs.size(); ++t)
-          any |= (cost[s * vs.size() + t] =
-                      edgeCost(e, us[s], vs[t], axis) * kScale) > 0;
-      if (!any)
-        continue;
-      if (it->second >= 0) {
-        for (size_t j = 0; j < cost.size(); ++j)
-          ilp.addObjective(it->second + j, cost[j]);
-        continue;
-      }
-      int base = ilp.numVars();
-      it->second = base;
-      for (double c : cost)
-        ilp.addVar(c, 0, 1, false);
-      for (size_t s = 0; s < us.size(); ++s) {
-        std::vector<std::pair<int, double>> row{{u.var + int(s), -1.0}};
-        for (size_t t = 0; t < vs.size(); ++t)
-          row.push_back({int(base + s * vs.size() + t), 1.0});
-        ilp.addRow(row, 0, 0);
-      }
-      for (size_t t = 0; t < vs.size(); ++t) {
-        std::vector<std::pair<int, double>> row{{v->var + int(t), -1.0}};
-        for (size_t s = 0; s < us.size(); ++s)
-          row.push_back({int(base + s * vs.size() + t), 1.0});
-        ilp.addRow(row, 0, 0);
-      }
-    }
+    currentAxis = axis;
+    addReshardCosts(ilp);
   }
   int peakVar = -1;
   if (minPeak)
@@ -828,19 +1036,11 @@ void AutoSharder::greedy(int axis) {
 }
 
 void AutoSharder::commit(int axis) {
-  static const Cand none{};
   CommCostParams bytesOnly;
   bytesOnly.alpha = 0;
   bytesOnly.beta = 1;
-  for (const Edge &e : edges) {
-    const Node &u = nodes[values[e.value].node];
-    const Cand &from = u.cands[u.chosen];
-    const Cand &to = e.consumer >= 0
-                         ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
-                         : none;
-    commSeconds += edgeCost(e, from, to, axis);
-    commBytes += edgeCost(e, from, to, axis, bytesOnly);
-  }
+  commSeconds += chosenReshardCost(axis, profile.comm);
+  commBytes += chosenReshardCost(axis, bytesOnly);
   for (Node &n : nodes)
     if (axis + 1 == mesh.rank())
       computeSeconds += nodeCost(n, n.cands[n.chosen], axis);
@@ -1030,9 +1230,12 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
 LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
   if (failed(build()))
     return failure();
-  for (auto [ei, e] : llvm::enumerate(edges))
+  edgesOfValue.resize(values.size());
+  for (auto [ei, e] : llvm::enumerate(edges)) {
     if (e.consumer >= 0)
       edgesInto[e.consumer].push_back(ei);
+    edgesOfValue[e.value].push_back(ei);
+  }
   DenseMap<int, int> readers;
   for (const Edge &e : edges)
     if (!e.toArg)
@@ -1045,6 +1248,7 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
   for (const Node &n : nodes)
     initialFactors.push_back(n.factorLocal);
   computeClasses(tieRounds);
+  computeBucketable();
 
   auto begin = std::chrono::steady_clock::now();
   bool minPeak = false;

@@ -4,17 +4,17 @@
 
 // An MLP forward on 2 rows, whose first weight is updated (its next value
 // is returned, `spmd.updates`): the search finds Megatron's plan, the first
-// weight column-split (the replicated bias sliced with it), the second
-// row-split, one all_reduce of the output; the update is computed in the
-// weight's layout. (Weights here are [in, out], so the report's Linear
-// names are swapped.)
+// weight column-split (the bias with it: among plans of equal time the one
+// that stores less), the second row-split, one all_reduce of the output;
+// the update is computed in the weight's layout. (Weights here are
+// [in, out], so the report's Linear names are swapped.)
 
 spmd.mesh @mesh ["tp"=4]
 
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: %arg0: tensor<2x4096xf32> {spmd.layout = #spmd.layout<@mesh, [R]>}
 // CHECK-SAME: %arg1: tensor<4096x16384xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>}
-// CHECK-SAME: %arg2: tensor<16384xf32> {spmd.layout = #spmd.layout<@mesh, [R]>}
+// CHECK-SAME: %arg2: tensor<16384xf32> {spmd.layout = #spmd.layout<@mesh, [S(0)]>}
 // CHECK-SAME: %arg3: tensor<16384x4096xf32> {spmd.layout = #spmd.layout<@mesh, [S(0)]>}
 // CHECK-SAME: -> (tensor<2x4096xf32> {spmd.layout = #spmd.layout<@mesh, [R]>},
 // CHECK-SAME: tensor<4096x16384xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>, spmd.updates = 1 : i64})
@@ -25,7 +25,7 @@ spmd.mesh @mesh ["tp"=4]
 // REPORT: spmd-auto-shard plan for @mlp on mesh @mesh [tp=4], device h100
 // REPORT-NEXT: arg0 tensor<2x4096xf32> [R]  given, input
 // REPORT-NEXT: arg1 tensor<4096x16384xf32> [S(1)]  chosen, tp: Rowwise
-// REPORT-NEXT: arg2 tensor<16384xf32> [R]  chosen, input
+// REPORT-NEXT: arg2 tensor<16384xf32> [S(0)]  chosen, input
 // REPORT-NEXT: arg3 tensor<16384x4096xf32> [S(0)]  chosen, input
 
 // PART-COUNT-1: spmd.all_reduce
