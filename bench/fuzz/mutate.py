@@ -41,7 +41,10 @@ Every mutant runs through each tool (default: `spmd-opt` with no pass,
   MISCOMPILE  spmd-run --check compared and found a mismatch, unless
               every mismatching result may hold a tensor.empty's undefined
               contents (read through any ops, or an `outs` not
-              overwritten): that counts as `undefined`.
+              overwritten): that counts as `undefined`; or the same
+              program in f64 (every float type made f64) passes the
+              check: the f32 results differ by summation order only
+              (long contractions split across ranks), `rounding`.
 
 The tools after `opt` are skipped for a mutant that `opt` (parse and
 verify, the first step of every tool) rejects cleanly, unless --all-tools.
@@ -511,6 +514,24 @@ def crash_line(out, mark):
     return (lines[-1].strip()[:200] if lines else "no output")
 
 
+def passes_in_f64(args, text, cmd, path):
+    """Whether the mutant, every f16/bf16/f32 made f64, passes spmd-run's
+    check (hex float literals then fail to parse: no)."""
+    # After a non-letter, or the `x` of a shape (`4x16xf32`).
+    wide = re.sub(r"(?<![A-Za-wyz_])(?:bf16|f16|f32)\b", "f64", text)
+    if wide == text:
+        return False
+    wide_path = path[:-len(".mlir")] + "-f64.mlir"
+    with open(wide_path, "w", errors="replace") as f:
+        f.write(wide)
+    try:
+        rc, out = run_tool([wide_path if c == path else c for c in cmd],
+                           args.timeout)
+    finally:
+        os.unlink(wide_path)
+    return rc == 0 and "check passed" in out
+
+
 def run_mutant(args, corpus, index, tmp):
     rng = random.Random(args.seed * 1000003 + index)
     name, base = rng.choice(corpus)
@@ -537,6 +558,9 @@ def run_mutant(args, corpus, index, tmp):
             if bad and all(reads_empty(text, i) for i in bad):
                 verdict = "undefined"
                 why = "a result reads a tensor.empty's undefined contents: " + why
+            elif passes_in_f64(args, text, cmd, path):
+                verdict = "rounding"
+                why = "passes in f64 (summation order): " + why
         results.append((tool, verdict, why, cmd, out, time.time() - t0))
         if tool == "opt" and verdict == "error":
             rejected = why
@@ -574,8 +598,8 @@ def main():
         if t not in TOOLS:
             ap.error(f"unknown tool {t}")
     limit_memory(args.memory_gib)
-    verdicts = ["ok", "error", "skipped", "undefined", "slow", "CRASH",
-                "HANG", "MISCOMPILE"]
+    verdicts = ["ok", "error", "skipped", "undefined", "rounding", "slow",
+                "CRASH", "HANG", "MISCOMPILE"]
     counts = {t: dict.fromkeys(verdicts, 0) for t in args.tools}
     signatures = {}
     t0 = time.time()
@@ -622,12 +646,14 @@ def main():
         for v in verdicts:
             total[v] += c[v]
         print(f"  {tool}: {c['ok']} ok, {c['undefined']} ok but undefined "
-              f"(a tensor.empty returned), {c['slow']} slow, "
+              f"(a tensor.empty returned), {c['rounding']} ok in f64 "
+              f"(summation order), {c['slow']} slow, "
               f"{c['error']} clean errors, "
               f"{c['skipped']} skipped (rejected by opt), {c['CRASH']} crashes, {c['HANG']} hangs, "
               f"{c['MISCOMPILE']} miscompiles")
     print(f"total runs: {sum(total.values())}: {total['ok']} ok, "
-          f"{total['undefined']} undefined, {total['slow']} slow, "
+          f"{total['undefined']} undefined, {total['rounding']} rounding, "
+          f"{total['slow']} slow, "
           f"{total['error']} clean errors, {total['skipped']} skipped, "
           f"{total['CRASH']} crashes, "
           f"{total['HANG']} hangs, {total['MISCOMPILE']} miscompiles")
