@@ -5,16 +5,14 @@
 #include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
-#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -36,13 +34,20 @@ OwningOpRef<ModuleOp> spmd::parseProgramFile(StringRef file,
     emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;
     return nullptr;
   }
+  return parseProgramBuffer(std::move(buffer), sourceMgr, ctx);
+}
+
+OwningOpRef<ModuleOp>
+spmd::parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                         llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   std::optional<ParseHazard> hazard = findParseHazard(buffer->getBuffer());
   const char *start = buffer->getBufferStart();
+  std::string name = buffer->getBufferIdentifier().str();
   unsigned id = sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   if (hazard) {
     auto [line, column] = sourceMgr.getLineAndColumn(
         llvm::SMLoc::getFromPointer(start + hazard->offset), id);
-    emitError(FileLineColLoc::get(ctx, file, line, column)) << hazard->message;
+    emitError(FileLineColLoc::get(ctx, name, line, column)) << hazard->message;
     return nullptr;
   }
   return parseSourceFile<ModuleOp>(sourceMgr, ctx);
@@ -63,26 +68,27 @@ LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,
   return result;
 }
 
-LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
-                               std::string &error, StringRef partition) {
-  if (auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName)) {
-    if (version.getInt() != kPlanVersion) {
-      error = (file + ": plan version " + Twine(version.getInt()) +
-               " is not supported (this spmd-run reads version " +
-               Twine(kPlanVersion) + ")")
-                  .str();
-      return failure();
-    }
-    return success();
-  }
-  PassManager pm(module.getContext());
-  buildCompilePipeline(pm, partition);
-  return captureDiagnostics(module.getContext(), error, [&] {
-    if (succeeded(pm.run(module)))
-      return success();
-    error = (file + ": compiling to a plan failed\n").str() + error;
+bool spmd::isPlan(ModuleOp module) {
+  return module->hasAttr(kPlanVersionAttrName);
+}
+
+LogicalResult spmd::checkPlanVersion(ModuleOp module, StringRef file,
+                                     std::string &error) {
+  auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName);
+  if (!version) {
+    error = (file + ": not a plan (no integer " + kPlanVersionAttrName +
+             " attribute)")
+                .str();
     return failure();
-  });
+  }
+  if (version.getInt() != kPlanVersion) {
+    error = (file + ": plan version " + Twine(version.getInt()) +
+             " is not supported (this spmd-run reads version " +
+             Twine(kPlanVersion) + ")")
+                .str();
+    return failure();
+  }
+  return success();
 }
 
 std::optional<DType> spmd::dtypeOfElementType(Type type) {
