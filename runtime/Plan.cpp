@@ -148,6 +148,31 @@ std::string Schedule::validate() const {
       return "a dynamic size names dim " + std::to_string(size.dim) +
              " of argument " + std::to_string(size.arg);
   }
+  // Scattering the arguments and assembling the results divides by the
+  // mesh axes their layouts name.
+  auto checkTensor = [&](const TensorInfo &info,
+                         const std::string &what) -> std::string {
+    int64_t rank = static_cast<int64_t>(info.localShape.size());
+    if (info.layout)
+      if (std::string err = info.layout->validate(mesh, rank); !err.empty())
+        return what + ": " + err;
+    if (info.globalShape &&
+        (static_cast<int64_t>(info.globalShape->size()) != rank ||
+         std::any_of(info.globalShape->begin(), info.globalShape->end(),
+                     [](int64_t d) { return d < 0; })))
+      return what + ": global shape " + shapeStr(*info.globalShape) +
+             " does not fit its local shape " + shapeStr(info.localShape);
+    return "";
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    if (std::string err = checkTensor(args[i], "argument " + std::to_string(i));
+        !err.empty())
+      return err;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (std::string err =
+            checkTensor(results[i], "result " + std::to_string(i));
+        !err.empty())
+      return err;
   if (resultRefs.size() != results.size())
     return "schedule has " + std::to_string(resultRefs.size()) +
            " result buffers for " + std::to_string(results.size()) + " results";

@@ -399,6 +399,19 @@ struct ScheduleBuilder {
     return operands(op, step);
   }
 
+  /// The entry's arguments and results are scattered and assembled on the
+  /// schedule's one mesh: a layout on another one cannot be.
+  LogicalResult layoutMesh(LayoutAttr layout, const Twine &what) {
+    StringRef mesh = layout.getMesh().getValue();
+    if (meshName && *meshName != mesh)
+      return fail(func, (what + " has a layout on mesh @" + mesh +
+                         " but the schedule runs on @" + *meshName +
+                         "; a schedule runs on one mesh")
+                            .str());
+    meshName = mesh;
+    return success();
+  }
+
   LogicalResult build() {
     schedule.name = func.getSymName().str();
     schedule.arenaBytes =
@@ -410,8 +423,9 @@ struct ScheduleBuilder {
       plan::TensorInfo info{r->type, r->shape, std::nullopt};
       if (auto layout = func.getArgAttrOfType<LayoutAttr>(
               i, SPMDDialect::kLayoutAttrName)) {
+        if (failed(layoutMesh(layout, "argument " + Twine(i))))
+          return failure();
         info.layout = layout.toLayout();
-        meshName = layout.getMesh().getValue();
       }
       info.globalShape = globalShapeOf(
           func.getArgAttrOfType<TypeAttr>(i, SPMDDialect::kGlobalTypeAttrName));
@@ -420,7 +434,8 @@ struct ScheduleBuilder {
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (auto layout = func.getResultAttrOfType<LayoutAttr>(
               i, SPMDDialect::kLayoutAttrName))
-        meshName = layout.getMesh().getValue();
+        if (failed(layoutMesh(layout, "result " + Twine(i))))
+          return failure();
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;
