@@ -20,8 +20,9 @@
 // backstop), on the CPU executor (runtime/RankSteps.h, runtime/Executor.h):
 // GEMMs, copies, collectives and the run-time sizes of runtime-sized
 // buffers. Kernels are no-op stand-ins (the JIT is the CPU target's, not
-// the loader's), so only what the executor does around them runs. The size
-// bounds keep a run short (a GEMM at most ~512^3).
+// the loader's), so only what the executor does around them runs. The
+// results are assembled by their layouts, as spmd-run assembles them. The
+// size bounds keep a run short (a GEMM at most ~512^3).
 //
 // A crash, an abort or an assertion is a finding; an error is the expected
 // answer to most inputs.
@@ -127,15 +128,15 @@ static void runSchedule(const spmd::plan::Schedule &schedule) {
   options.timeoutSeconds = 5;
   spmd::InProcessWorld world(schedule.mesh, options);
   std::vector<std::string> errors(numRanks);
+  RankBlocks outputs(numRanks);
+  RankShapes outShapes(numRanks);
   std::string err = world.run([&](spmd::InProcessComm &comm) {
     int64_t d = comm.device();
     CommCollectives collectives(comm);
     CpuSteps rank(schedule, kernels, &collectives, local[d], localShapes[d]);
-    std::vector<std::vector<char>> data;
-    std::vector<spmd::Shape> shapes;
     errors[d] = rank.run();
     if (errors[d].empty())
-      errors[d] = rank.results(data, shapes);
+      errors[d] = rank.results(outputs[d], outShapes[d]);
     // A failing rank stops the others' collectives (spmd-run's abort).
     if (!errors[d].empty())
       comm.abort(errors[d]);
@@ -143,6 +144,12 @@ static void runSchedule(const spmd::plan::Schedule &schedule) {
   for (const std::string &e : errors)
     if (err.empty())
       err = e;
+  // The global results from every rank's blocks (partial ones reduced).
+  std::vector<spmd::NpyArray> results;
+  if (err.empty())
+    if (spmd::Status s = assembleResults(schedule, outputs, outShapes, results);
+        !s.ok())
+      err = s.message();
   note(schedule.name, err.empty() ? "ran" : "run failed", err);
 }
 
