@@ -282,6 +282,29 @@ TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
                           "4] lies outside the arena of 32 bytes");
 }
 
+TEST(PlanRuntime, ValidateRejectsLayoutsThatDoNotFitTheMesh) {
+  // Scattering inputs and assembling results divide by the mesh axes a
+  // layout names: a 2-axis layout on a 1-axis mesh divided by zero.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"x"}, {3}};
+  TensorInfo arg{DType::F32, {4}, Layout{{Placement::shard(0)}}};
+  s.args = {arg};
+  ASSERT_EQ(s.validate(), "");
+  s.args[0].layout = Layout{{Placement::shard(0), Placement::replicate()}};
+  EXPECT_EQ(s.validate(),
+            "argument 0: layout has 2 placements but the mesh has 1 axes");
+  s.args = {arg};
+  s.results = {TensorInfo{DType::F32, {4}, Layout{{Placement::shard(1)}}}};
+  s.resultRefs = {{BufferRef::Where::Arg, 0, DType::F32, {4}}};
+  EXPECT_EQ(s.validate(), "result 0: placement S(1) on mesh axis 'x' shards "
+                          "dim 1 of a rank-1 tensor");
+  s.results[0].layout = std::nullopt;
+  s.results[0].globalShape = Shape{4, 1};
+  EXPECT_EQ(s.validate(),
+            "result 0: global shape [4, 1] does not fit its local shape [4]");
+}
+
 TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
   // n = 5 over 4 members: torch.chunk sizes 2, 2, 1, 0.
   Mesh mesh{{"tp"}, {4}};
