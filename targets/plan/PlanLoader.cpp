@@ -5,6 +5,7 @@
 #include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
+#include "passes/InputCheck.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,7 +51,10 @@ spmd::parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     emitError(FileLineColLoc::get(ctx, name, line, column)) << hazard->message;
     return nullptr;
   }
-  return parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (module && failed(checkInputHazards(*module)))
+    return nullptr;
+  return module;
 }
 
 LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,

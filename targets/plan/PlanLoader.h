@@ -32,13 +32,14 @@ namespace spmd {
 /// Parses the program or plan in `file` (text or bytecode) into
 /// `sourceMgr`, reporting errors through `ctx`'s diagnostics; null on
 /// failure. Text that upstream MLIR's parser would crash on
-/// (core/ParseHazards.h) is an error at its position instead.
+/// (core/ParseHazards.h) is an error at its position instead, and so is a
+/// parsed op that upstream passes would crash on (passes/InputCheck.h).
 mlir::OwningOpRef<mlir::ModuleOp> parseProgramFile(llvm::StringRef file,
                                                    llvm::SourceMgr &sourceMgr,
                                                    mlir::MLIRContext *ctx);
 
 /// parseProgramFile on a buffer already read (its identifier names it in
-/// errors): the same scan, then the parser.
+/// errors): the same scan, the parser, then the same check.
 mlir::OwningOpRef<mlir::ModuleOp>
 parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                    llvm::SourceMgr &sourceMgr, mlir::MLIRContext *ctx);
