@@ -148,6 +148,31 @@ std::string Schedule::validate() const {
       return "a dynamic size names dim " + std::to_string(size.dim) +
              " of argument " + std::to_string(size.arg);
   }
+  // Scattering the arguments and assembling the results divides by the
+  // mesh axes their layouts name.
+  auto checkTensor = [&](const TensorInfo &info,
+                         const std::string &what) -> std::string {
+    int64_t rank = static_cast<int64_t>(info.localShape.size());
+    if (info.layout)
+      if (std::string err = info.layout->validate(mesh, rank); !err.empty())
+        return what + ": " + err;
+    if (info.globalShape &&
+        (static_cast<int64_t>(info.globalShape->size()) != rank ||
+         std::any_of(info.globalShape->begin(), info.globalShape->end(),
+                     [](int64_t d) { return d < 0; })))
+      return what + ": global shape " + shapeStr(*info.globalShape) +
+             " does not fit its local shape " + shapeStr(info.localShape);
+    return "";
+  };
+  for (size_t i = 0; i < args.size(); ++i)
+    if (std::string err = checkTensor(args[i], "argument " + std::to_string(i));
+        !err.empty())
+      return err;
+  for (size_t i = 0; i < results.size(); ++i)
+    if (std::string err =
+            checkTensor(results[i], "result " + std::to_string(i));
+        !err.empty())
+      return err;
   if (resultRefs.size() != results.size())
     return "schedule has " + std::to_string(resultRefs.size()) +
            " result buffers for " + std::to_string(results.size()) + " results";
@@ -210,7 +235,8 @@ static int64_t threadStackBytes() {
 }
 
 std::string plan::checkRunResources(const Schedule &schedule,
-                                    bool ranksAsThreads, int64_t available) {
+                                    bool ranksAsThreads, int64_t available,
+                                    const Schedule *reference) {
   int64_t numRanks = schedule.mesh.numDevices();
   if (ranksAsThreads && numRanks > kMaxThreadRanks)
     return "the mesh has " + std::to_string(numRanks) +
@@ -223,35 +249,73 @@ std::string plan::checkRunResources(const Schedule &schedule,
       d = std::max<int64_t>(d, 0);
     return checkedProduct(known, static_cast<int64_t>(dtypeSize(type)));
   };
-  // nullopt once any term or sum overflows.
-  std::optional<int64_t> total = 0;
-  auto add = [&](std::optional<int64_t> n, int64_t times) {
+  // Sums; nullopt once any term or sum overflows.
+  using Bytes = std::optional<int64_t>;
+  auto add = [](Bytes &total, Bytes n, int64_t times = 1) {
     if (total && n)
-      if (std::optional<int64_t> bytes = checkedMul(*n, times))
+      if (Bytes bytes = checkedMul(*n, times))
         return void(total = checkedAdd(*total, *bytes));
     total = std::nullopt;
   };
-  add(schedule.arenaBytes, ranksAsThreads ? numRanks : 1);
-  // Every rank thread reserves a stack (RLIMIT_STACK, glibc's default
-  // size) in the address space: 1024 ranks take 8 GiB.
-  if (ranksAsThreads)
-    add(threadStackBytes(), numRanks);
-  for (const TensorInfo &arg : schedule.args) {
-    std::optional<int64_t> local = bytesOf(arg.localShape, arg.type);
-    std::optional<int64_t> global =
-        arg.globalShape ? bytesOf(*arg.globalShape, arg.type) : local;
-    // Uneven shards (a dynamic local dim): the ranks' blocks together
-    // hold at least the global tensor.
-    bool uneven = std::any_of(arg.localShape.begin(), arg.localShape.end(),
+  auto globalOf = [&](const TensorInfo &t) {
+    return t.globalShape ? bytesOf(*t.globalShape, t.type)
+                         : bytesOf(t.localShape, t.type);
+  };
+  // Every rank's block of a tensor. Uneven shards (a dynamic local dim):
+  // the ranks' blocks together hold at least the global tensor.
+  auto blocksOf = [&](const TensorInfo &t) {
+    bool uneven = std::any_of(t.localShape.begin(), t.localShape.end(),
                               [](int64_t d) { return d < 0; });
-    if (uneven && arg.globalShape)
-      add(global, 1);
+    Bytes bytes = 0;
+    if (uneven && t.globalShape)
+      add(bytes, globalOf(t));
     else
-      add(local, numRanks);
-    add(global, 1);
+      add(bytes, bytesOf(t.localShape, t.type), numRanks);
+    return bytes;
+  };
+  // Held from the start to the end: the global inputs and every rank's
+  // block of them.
+  Bytes inputs = 0;
+  for (const TensorInfo &arg : schedule.args) {
+    add(inputs, blocksOf(arg));
+    add(inputs, globalOf(arg));
   }
+  // Every rank copies its results out of its arena (an MPI job gathers
+  // them all to every process); they are kept to the end.
+  Bytes outputs = 0;
+  for (const TensorInfo &result : schedule.results)
+    add(outputs, blocksOf(result));
+  // While the ranks run: their arenas and, for rank threads, their stacks
+  // (RLIMIT_STACK or glibc's default size each: 1024 ranks take 8 GiB).
+  Bytes running = inputs;
+  add(running, outputs);
+  add(running, schedule.arenaBytes, ranksAsThreads ? numRanks : 1);
+  if (ranksAsThreads)
+    add(running, threadStackBytes(), numRanks);
+  // After the ranks (arenas and stacks freed): the assembled global
+  // results and --check's reference, which runs on its own copy of the
+  // global inputs in its own arena and compares one block at a time.
+  Bytes after = inputs;
+  add(after, outputs);
+  for (const TensorInfo &result : schedule.results)
+    add(after, globalOf(result));
+  if (reference) {
+    add(after, reference->arenaBytes);
+    for (const TensorInfo &arg : reference->args)
+      add(after, globalOf(arg));
+    Bytes block = 0;
+    for (const TensorInfo &result : reference->results)
+      if (Bytes bytes = globalOf(result); bytes && block)
+        block = std::max(*block, *bytes);
+      else
+        block = std::nullopt;
+    add(after, block);
+  }
+  Bytes total = running && after ? Bytes(std::max(*running, *after)) : Bytes();
   return checkMemory(total.value_or(-1),
-                     "the arguments and arenas of " + std::to_string(numRanks) +
-                         (numRanks == 1 ? " rank" : " ranks"),
+                     "the arguments, arenas and results of " +
+                         std::to_string(numRanks) +
+                         (numRanks == 1 ? " rank" : " ranks") +
+                         (reference ? " and the --check reference" : ""),
                      available);
 }

@@ -146,11 +146,16 @@ constexpr int64_t kMaxThreadRanks = 4096;
 
 /// Checks that one process can run `schedule` on every device of its mesh
 /// before anything is allocated: at most kMaxThreadRanks ranks when they
-/// are threads, and the arguments (global, plus every rank's local block)
-/// and the arenas of the ranks held here within `available` bytes. Returns
-/// an error message or "".
+/// are threads, and within `available` bytes the most it holds at once:
+/// the arguments (global, plus every rank's local block) and every rank's
+/// results copied out of its arena throughout; while the ranks run, the
+/// arenas (and thread stacks) of the ranks held here; after them, the
+/// assembled global results and, with a `reference` (spmd-run --check's
+/// unpartitioned program), its arena, its copy of the global arguments and
+/// one result block to compare. Returns an error message or "".
 std::string checkRunResources(const Schedule &schedule, bool ranksAsThreads,
-                              int64_t available = availableMemoryBytes());
+                              int64_t available = availableMemoryBytes(),
+                              const Schedule *reference = nullptr);
 
 } // namespace spmd::plan
 

@@ -2,7 +2,7 @@
 
 #include "targets/cpu/CpuProgram.h"
 
-#include "targets/plan/PlanLoader.h"
+#include "targets/plan/EnsurePlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/SourceMgr.h"

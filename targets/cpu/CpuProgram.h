@@ -1,7 +1,7 @@
 //===- CpuProgram.h - A program loaded for the CPU executor -----*- C++ -*-===//
 //
 // A program file made ready to run on runtime/Executor: parsed, compiled to
-// a plan when it is not one (targets/plan/PlanLoader.h), its schedule
+// a plan when it is not one (targets/plan/EnsurePlan.h), its schedule
 // converted and its kernels JIT-compiled (CpuJit.h).
 //
 //===----------------------------------------------------------------------===//

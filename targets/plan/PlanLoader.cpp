@@ -5,16 +5,15 @@
 #include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
-#include "passes/Passes.h"
+#include "passes/InputCheck.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -36,16 +35,26 @@ OwningOpRef<ModuleOp> spmd::parseProgramFile(StringRef file,
     emitError(FileLineColLoc::get(ctx, file, 0, 0)) << error;
     return nullptr;
   }
+  return parseProgramBuffer(std::move(buffer), sourceMgr, ctx);
+}
+
+OwningOpRef<ModuleOp>
+spmd::parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                         llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
   std::optional<ParseHazard> hazard = findParseHazard(buffer->getBuffer());
   const char *start = buffer->getBufferStart();
+  std::string name = buffer->getBufferIdentifier().str();
   unsigned id = sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   if (hazard) {
     auto [line, column] = sourceMgr.getLineAndColumn(
         llvm::SMLoc::getFromPointer(start + hazard->offset), id);
-    emitError(FileLineColLoc::get(ctx, file, line, column)) << hazard->message;
+    emitError(FileLineColLoc::get(ctx, name, line, column)) << hazard->message;
     return nullptr;
   }
-  return parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
+  if (module && failed(checkInputHazards(*module)))
+    return nullptr;
+  return module;
 }
 
 LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,
@@ -63,26 +72,27 @@ LogicalResult spmd::captureDiagnostics(MLIRContext *ctx, std::string &error,
   return result;
 }
 
-LogicalResult spmd::ensurePlan(ModuleOp module, StringRef file,
-                               std::string &error, StringRef partition) {
-  if (auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName)) {
-    if (version.getInt() != kPlanVersion) {
-      error = (file + ": plan version " + Twine(version.getInt()) +
-               " is not supported (this spmd-run reads version " +
-               Twine(kPlanVersion) + ")")
-                  .str();
-      return failure();
-    }
-    return success();
-  }
-  PassManager pm(module.getContext());
-  buildCompilePipeline(pm, partition);
-  return captureDiagnostics(module.getContext(), error, [&] {
-    if (succeeded(pm.run(module)))
-      return success();
-    error = (file + ": compiling to a plan failed\n").str() + error;
+bool spmd::isPlan(ModuleOp module) {
+  return module->hasAttr(kPlanVersionAttrName);
+}
+
+LogicalResult spmd::checkPlanVersion(ModuleOp module, StringRef file,
+                                     std::string &error) {
+  auto version = module->getAttrOfType<IntegerAttr>(kPlanVersionAttrName);
+  if (!version) {
+    error = (file + ": not a plan (no integer " + kPlanVersionAttrName +
+             " attribute)")
+                .str();
     return failure();
-  });
+  }
+  if (version.getInt() != kPlanVersion) {
+    error = (file + ": plan version " + Twine(version.getInt()) +
+             " is not supported (this spmd-run reads version " +
+             Twine(kPlanVersion) + ")")
+                .str();
+    return failure();
+  }
+  return success();
 }
 
 std::optional<DType> spmd::dtypeOfElementType(Type type) {
@@ -393,6 +403,19 @@ struct ScheduleBuilder {
     return operands(op, step);
   }
 
+  /// The entry's arguments and results are scattered and assembled on the
+  /// schedule's one mesh: a layout on another one cannot be.
+  LogicalResult layoutMesh(LayoutAttr layout, const Twine &what) {
+    StringRef mesh = layout.getMesh().getValue();
+    if (meshName && *meshName != mesh)
+      return fail(func, (what + " has a layout on mesh @" + mesh +
+                         " but the schedule runs on @" + *meshName +
+                         "; a schedule runs on one mesh")
+                            .str());
+    meshName = mesh;
+    return success();
+  }
+
   LogicalResult build() {
     schedule.name = func.getSymName().str();
     schedule.arenaBytes =
@@ -404,8 +427,9 @@ struct ScheduleBuilder {
       plan::TensorInfo info{r->type, r->shape, std::nullopt};
       if (auto layout = func.getArgAttrOfType<LayoutAttr>(
               i, SPMDDialect::kLayoutAttrName)) {
+        if (failed(layoutMesh(layout, "argument " + Twine(i))))
+          return failure();
         info.layout = layout.toLayout();
-        meshName = layout.getMesh().getValue();
       }
       info.globalShape = globalShapeOf(
           func.getArgAttrOfType<TypeAttr>(i, SPMDDialect::kGlobalTypeAttrName));
@@ -414,7 +438,8 @@ struct ScheduleBuilder {
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (auto layout = func.getResultAttrOfType<LayoutAttr>(
               i, SPMDDialect::kLayoutAttrName))
-        meshName = layout.getMesh().getValue();
+        if (failed(layoutMesh(layout, "result " + Twine(i))))
+          return failure();
 
     for (Operation &op : func.getBody().front()) {
       plan::Step step;

@@ -1,16 +1,18 @@
 //===- PlanLoader.h - MLIR plan to runtime plan -----------------*- C++ -*-===//
 //
-// Every target starts here: compiles a program to a plan when needed and
-// converts a schedule's `spmd.plan_*` ops to the runtime's plan model
-// (runtime/Plan.h). The kernels are the targets' business: targets/cpu
-// JIT-compiles them to native code, targets/cuda prints them as CUDA.
+// Every target starts here: parses a plan file and converts a schedule's
+// `spmd.plan_*` ops to the runtime's plan model (runtime/Plan.h). Loading
+// an existing plan needs no compiler passes (SPMDPlanLoader); compiling a
+// program that is not a plan yet is targets/plan/EnsurePlan.h's
+// (SPMDEnsurePlan, which links the passes). The kernels are the targets'
+// business: targets/cpu JIT-compiles them to native code, targets/cuda
+// prints them as CUDA.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPMD_TARGETS_PLAN_PLANLOADER_H
 #define SPMD_TARGETS_PLAN_PLANLOADER_H
 
-#include "runtime/Executor.h"
 #include "runtime/Plan.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -19,24 +21,37 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
 
 namespace spmd {
 
 /// Parses the program or plan in `file` (text or bytecode) into
 /// `sourceMgr`, reporting errors through `ctx`'s diagnostics; null on
 /// failure. Text that upstream MLIR's parser would crash on
-/// (core/ParseHazards.h) is an error at its position instead.
+/// (core/ParseHazards.h) is an error at its position instead, and so is a
+/// parsed op that upstream passes would crash on (passes/InputCheck.h).
 mlir::OwningOpRef<mlir::ModuleOp> parseProgramFile(llvm::StringRef file,
                                                    llvm::SourceMgr &sourceMgr,
                                                    mlir::MLIRContext *ctx);
 
-/// Runs spmd-compile{partition=`partition`} on `module` unless it is a plan
-/// already (a global annotated program is partitioned first with "auto"; "off"
-/// compiles it unpartitioned on one device); checks the plan version. Errors
+/// parseProgramFile on a buffer already read (its identifier names it in
+/// errors): the same scan, the parser, then the same check.
+mlir::OwningOpRef<mlir::ModuleOp>
+parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                   llvm::SourceMgr &sourceMgr, mlir::MLIRContext *ctx);
+
+/// Whether `module` is a plan (spmd-compile's output: it has the
+/// spmd.plan_version attribute).
+bool isPlan(mlir::ModuleOp module);
+
+/// Checks that `module` is a plan of the version this build reads. Errors
 /// name `file`.
-mlir::LogicalResult ensurePlan(mlir::ModuleOp module, llvm::StringRef file,
-                               std::string &error,
-                               llvm::StringRef partition = "auto");
+mlir::LogicalResult checkPlanVersion(mlir::ModuleOp module,
+                                     llvm::StringRef file, std::string &error);
 
 /// The runtime element type of a buffer element type: f32/f64/f16/bf16,
 /// i32, i64 (and index), i8 (and i1); none for others.

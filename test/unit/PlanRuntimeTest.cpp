@@ -282,6 +282,55 @@ TEST(PlanRuntime, ValidateRejectsBuffersOutsideTheArena) {
                           "4] lies outside the arena of 32 bytes");
 }
 
+TEST(PlanRuntime, ValidateRejectsLayoutsThatDoNotFitTheMesh) {
+  // Scattering inputs and assembling results divide by the mesh axes a
+  // layout names: a 2-axis layout on a 1-axis mesh divided by zero.
+  Schedule s;
+  s.name = "f";
+  s.mesh = Mesh{{"x"}, {3}};
+  TensorInfo arg{DType::F32, {4}, Layout{{Placement::shard(0)}}};
+  s.args = {arg};
+  ASSERT_EQ(s.validate(), "");
+  s.args[0].layout = Layout{{Placement::shard(0), Placement::replicate()}};
+  EXPECT_EQ(s.validate(),
+            "argument 0: layout has 2 placements but the mesh has 1 axes");
+  s.args = {arg};
+  s.results = {TensorInfo{DType::F32, {4}, Layout{{Placement::shard(1)}}}};
+  s.resultRefs = {{BufferRef::Where::Arg, 0, DType::F32, {4}}};
+  EXPECT_EQ(s.validate(), "result 0: placement S(1) on mesh axis 'x' shards "
+                          "dim 1 of a rank-1 tensor");
+  s.results[0].layout = std::nullopt;
+  s.results[0].globalShape = Shape{4, 1};
+  EXPECT_EQ(s.validate(),
+            "result 0: global shape [4, 1] does not fit its local shape [4]");
+}
+
+TEST(PlanRuntime, RunResourcesCountResultsAndTheReference) {
+  // Two 2 GiB results in a 4 GiB arena: each rank copies them out (4 GiB
+  // more while the arena is held), then the assembled results and --check's
+  // reference (arena, one block to compare) follow the freed arenas.
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  Schedule s;
+  s.name = "f";
+  s.arenaBytes = 4 * kGiB;
+  TensorInfo result{DType::I8, {2 * kGiB}};
+  s.results = {result, result};
+  EXPECT_EQ(checkRunResources(s, /*ranksAsThreads=*/false, 8 * kGiB), "");
+  EXPECT_EQ(checkRunResources(s, false, 7 * kGiB),
+            "needs 8.0 GiB for the arguments, arenas and results of 1 rank, "
+            "7.0 GiB available");
+  EXPECT_EQ(checkRunResources(s, false, 8 * kGiB, &s),
+            "needs 14.0 GiB for the arguments, arenas and results of 1 rank "
+            "and the --check reference, 8.0 GiB available");
+  // Uneven shards over 4 ranks hold the global result once between them.
+  s.mesh = Mesh{{"x"}, {4}};
+  s.results = {TensorInfo{
+      DType::I8, {-1}, Layout{{Placement::shard(0)}}, Shape{2 * kGiB}}};
+  EXPECT_EQ(checkRunResources(s, false, 4 * kGiB),
+            "needs 6.0 GiB for the arguments, arenas and results of 4 ranks, "
+            "4.0 GiB available");
+}
+
 TEST(PlanRuntime, UnevenAllGatherAndReduceScatter) {
   // n = 5 over 4 members: torch.chunk sizes 2, 2, 1, 0.
   Mesh mesh{{"tp"}, {4}};

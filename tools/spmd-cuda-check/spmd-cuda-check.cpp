@@ -23,7 +23,7 @@
 #include "targets/cuda/CudaEmitter.h"
 #include "targets/cuda/KernelCheck.h"
 #include "targets/cuda/Passes.h"
-#include "targets/plan/PlanLoader.h"
+#include "targets/plan/EnsurePlan.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"

@@ -3,12 +3,15 @@
 // mlir-opt with the spmd dialect and passes: every upstream dialect, pass and
 // option (--pass-pipeline, --split-input-file, --verify-diagnostics, ...)
 // works as users know it. The input is first checked for the lists that
-// upstream's linalg parsers crash on (core/ParseHazards.h).
+// upstream's linalg parsers crash on (core/ParseHazards.h), and the parsed
+// module, before the passes the command line names, for the ops upstream
+// passes crash on (passes/InputCheck.h: spmd-check-input runs first).
 //
 //===----------------------------------------------------------------------===//
 
 #include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
+#include "passes/InputCheck.h"
 #include "passes/Passes.h"
 #include "rules/Passes.h"
 #include "rules/ShardingRuleOpInterface.h"
@@ -19,6 +22,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,6 +39,12 @@ static mlir::LogicalResult run(int argc, char **argv,
       registry);
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
+  // The command line's pipeline, after the input check: an upstream pattern
+  // must not see an op it crashes on.
+  config.setPassPipelineSetupFn([commandLine = config](mlir::PassManager &pm) {
+    pm.addPass(spmd::createSPMDCheckInputPass());
+    return commandLine.setupPassPipeline(pm);
+  });
   // --show-dialects and --list-passes read no input; MlirOptMain also says
   // why an input or output file cannot be opened.
   std::string error = spmd::unreadableSourceFile(inputFile);

@@ -438,16 +438,28 @@ void writeOutputs(const std::vector<NpyArray> &results) {
     die(s.message());
 }
 
-/// --check: the unpartitioned program on one device, from the same global
-/// inputs, against every result; the exit code. A partitioned program's
-/// reference is the same global program compiled without partitioning.
-int checkResults(MLIRContext &ctx, const Run &run,
+/// --check's reference: the unpartitioned program (`--reference`, or the
+/// same global program compiled without partitioning).
+std::string referencePath() {
+  return referenceFile.empty() ? inputFile : referenceFile;
+}
+
+/// Whether this process checks the results (--check; under mpirun, the
+/// first process): it compiles the reference before the run, for the
+/// memory check to count it.
+bool checksHere() {
+  const char *mpiRank = std::getenv("OMPI_COMM_WORLD_RANK");
+  return check &&
+         (commKind != "mpi" || !mpiRank || std::string(mpiRank) == "0");
+}
+
+/// --check: `program` (the reference, one device) from the same global
+/// inputs, against every result; the exit code.
+int checkResults(CpuProgram &program, const Run &run,
                  const std::vector<NpyArray> &globals,
                  const std::vector<NpyArray> &results) {
   const Schedule &schedule = run.program.schedule;
-  std::string refPath = referenceFile.empty() ? inputFile : referenceFile;
-  CpuProgram program;
-  loadProgram(ctx, refPath, "off", program);
+  std::string refPath = referencePath();
   Schedule &ref = program.schedule;
   // The reference runs alone: every core is its.
   setRankThreads(1, threadsPerRank);
@@ -513,7 +525,14 @@ int main(int argc, char **argv) {
         std::to_string(numRanks) + " devices");
   // The cores are shared among the ranks this machine runs.
   setRankThreads(commKind == "mpi" ? localRanks() : numRanks, threadsPerRank);
-  if (std::string err = checkRunResources(schedule, commKind != "mpi");
+  std::unique_ptr<CpuProgram> reference;
+  if (checksHere()) {
+    reference = std::make_unique<CpuProgram>();
+    loadProgram(ctx, referencePath(), "off", *reference);
+  }
+  if (std::string err =
+          checkRunResources(schedule, commKind != "mpi", availableMemoryBytes(),
+                            reference ? &reference->schedule : nullptr);
       !err.empty())
     die(inputFile + ": " + err);
   if (printPlan)
@@ -569,5 +588,9 @@ int main(int argc, char **argv) {
                  << llvm::format("%.3f", run.stepSeconds * 1e3) << " ms/step\n";
     return 0;
   }
-  return checkResults(ctx, run, globals, results);
+  if (!reference) {
+    reference = std::make_unique<CpuProgram>();
+    loadProgram(ctx, referencePath(), "off", *reference);
+  }
+  return checkResults(*reference, run, globals, results);
 }

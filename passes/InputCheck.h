@@ -1,0 +1,39 @@
+//===- InputCheck.h - IR that upstream passes crash on ----------*- C++ -*-===//
+//
+// Valid IR (it verifies) that an upstream pattern or fold dereferences out of
+// bounds. MLIR 22's gpu dialect registers a memref.dim canonicalization
+// (SimplifyDimOfAllocOp, with gpu.alloc's patterns: every canonicalizer of
+// a context that loaded the gpu dialect runs it) that checks a constant
+// dim index only against the rank, then reads the shape at the index as an
+// unsigned: a negative index segfaults. Upstream calls an out-of-range
+// constant index valid IR with undefined behaviour; spmd's tools reject it
+// before any pass runs, with an error at the op.
+//
+// core/ParseHazards.h covers what crashes the parser itself (a lexical scan
+// before parsing); this covers what a parsed module may still crash passes
+// on, text and bytecode alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPMD_PASSES_INPUTCHECK_H
+#define SPMD_PASSES_INPUTCHECK_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace spmd {
+
+/// Reports an error at the first op under `root` (included) that an
+/// upstream pass would crash on, and fails; today a dim op (tensor.dim,
+/// memref.dim: ShapedDimOpInterface) whose constant index is negative or
+/// not below the rank of its ranked operand.
+mlir::LogicalResult checkInputHazards(mlir::Operation *root);
+
+/// A pass (any op) that runs checkInputHazards and fails where it does:
+/// spmd-opt runs it before the passes the command line names.
+std::unique_ptr<mlir::Pass> createSPMDCheckInputPass();
+
+} // namespace spmd
+
+#endif // SPMD_PASSES_INPUTCHECK_H
