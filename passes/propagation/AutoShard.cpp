@@ -229,6 +229,13 @@ private:
   double memBytes(int value, const Cand &c, int axis, double later) const;
   /// Solves axis `axis`; `minPeak`: minimize the peak instead of time.
   bool solveAxis(int axis, bool minPeak, double &peakOut);
+  /// One solve of axis `axis`; `bucketLatency`: bucketed reshards pay their
+  /// latency each (else none).
+  bool solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
+                     double &peakOut);
+  /// The estimated time of the candidates chosen on `axis`: their compute
+  /// and their reshards, one latency per bucket.
+  double chosenAxisCost(int axis) const;
   void greedy(int axis);
   void commit(int axis);
   void reset();
@@ -258,6 +265,7 @@ private:
   /// Model sizes, for the report.
   int maxVars = 0, maxRows = 0, numClasses = 0;
   int currentAxis = 0;
+  bool chargeBucketLatency = false;
 
   std::vector<Node> nodes;
   std::vector<ValueInfo> values;
@@ -773,11 +781,12 @@ void AutoSharder::addReshardCosts(IlpModel &ilp) {
         if (cost <= 0)
           continue;
         // A bucketed reshard shares its latency with the others of its
-        // bucket: the solver charges it none. (Charging each bucket one
+        // bucket: the solver charges it none, or (chargeBucketLatency) its
+        // own; solveAxis() keeps the better. (Charging each bucket one
         // latency, with a binary per bucket bounded by its members, made
-        // the model 5-10x slower to solve, for a few latencies per step;
-        // the estimate counts them, chosenReshardCost().)
-        if (bucketOf(vi, have, need))
+        // the model 5-10x slower to solve; the estimate counts one per
+        // bucket, chosenReshardCost().)
+        if (!chargeBucketLatency && bucketOf(vi, have, need))
           cost -= profile.comm.alpha * kScale;
         if (cost <= 0)
           continue;
@@ -819,7 +828,41 @@ double AutoSharder::memBytes(int value, const Cand &c, int axis,
   return bytes / later;
 }
 
+double AutoSharder::chosenAxisCost(int axis) const {
+  double cost = chosenReshardCost(axis, profile.comm);
+  for (const Node &n : nodes)
+    cost += nodeCost(n, n.cands[n.chosen], axis);
+  return cost;
+}
+
 bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
+  if (minPeak)
+    return solveAxisOnce(axis, minPeak, false, peakOut);
+  // The solver cannot charge one latency per bucket cheaply (see
+  // addReshardCosts()): solve with bucketed reshards free of latency and
+  // with each paying its own, and keep the one the estimate, one latency
+  // per bucket, prefers. The first favours many small bucketed reshards
+  // (parameters gathered where a replicated copy costs nothing), the
+  // second too few.
+  double peakFree = 0;
+  if (!solveAxisOnce(axis, minPeak, false, peakFree))
+    return false;
+  SmallVector<int> free;
+  for (const Node &n : nodes)
+    free.push_back(n.chosen);
+  double costFree = chosenAxisCost(axis);
+  if (!solveAxisOnce(axis, minPeak, true, peakOut))
+    return false;
+  if (chosenAxisCost(axis) <= costFree)
+    return true;
+  for (auto [ni, n] : llvm::enumerate(nodes))
+    n.chosen = free[ni];
+  peakOut = peakFree;
+  return true;
+}
+
+bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
+                                double &peakOut) {
   IlpModel ilp;
   double later = 1;
   for (int b = axis + 1; b < mesh.rank(); ++b)
@@ -862,6 +905,7 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   }
   if (!minPeak) {
     currentAxis = axis;
+    chargeBucketLatency = bucketLatency;
     addReshardCosts(ilp);
   }
   int peakVar = -1;
