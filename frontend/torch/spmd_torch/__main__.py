@@ -89,7 +89,10 @@ def build_parser():
                    help="let spmd choose the plan (spmd-auto-shard): "
                         "layouts of parameters, optimizer state, batch and "
                         "activations for the least estimated step time "
-                        "(train mode; in place of --plan/--dp/--fsdp)")
+                        "(train mode); with --plan/--dp/--fsdp, their "
+                        "parameter, state and batch layouts (the storage) "
+                        "are kept and the rest chosen: FSDP's parameters "
+                        "are then gathered only where that is cheapest")
     e.add_argument("--memory-budget", default="",
                    help="with --auto-plan: bytes per device (64MiB, 1.5GB)")
     e.add_argument("--device", default="h100", choices=["h100", "cpu"],
@@ -251,9 +254,6 @@ def export(args):
             kw["betas"] = tuple(float(b) for b in args.betas.split(","))
             kw["eps"] = args.eps
         opt = foptim.from_name(args.optimizer, **kw)
-        if args.auto_plan and (plan or args.fsdp or args.data_parallel):
-            raise _UsageError("--auto-plan chooses the plan: leave out "
-                              "--plan, --dp and --fsdp")
         if args.auto_plan and not args.mesh:
             raise _UsageError("--auto-plan needs --mesh")
         prog = export_train_step(model, batch, loss_fn, optimizer=opt,

@@ -267,7 +267,8 @@ def _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
         if a is None:
             return None
         if isinstance(a, tuple):
-            return f"spmd.updates = {a[1]} : i64"
+            given = f"spmd.layout = {a[2]}, " if len(a) > 2 and a[2] else ""
+            return f"{given}spmd.updates = {a[1]} : i64"
         return f"spmd.layout = {a}"
     arg_attrs = [attr(a) for a in arg_layouts]
     res_attrs = [attr(a) for a in res_layouts]
@@ -500,17 +501,21 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     spmd_torch.compile traces of a user's training step). auto_plan: leave
     parameters, optimizer state and batch without layouts, and mark each
     result that updates an argument (`spmd.updates`), for spmd-auto-shard
-    to choose the plan (no `plan`, dp or fsdp then); auto_layouts: {argument
-    name: "[S(0), R]"} given to it as constraints (a plan it wrote).
+    to choose the plan; with a `plan`, dp or fsdp, it keeps their layouts
+    of parameters, optimizer state and batch (the storage) and chooses the
+    rest; auto_layouts: {argument name: "[S(0), R]"} given to it as
+    constraints (a plan it wrote).
     """
     mesh = _as_mesh(mesh)
+    # auto_plan with a plan, dp or fsdp: their parameter, state and batch
+    # layouts are kept (what each rank stores) and spmd-auto-shard chooses
+    # the rest, FSDP's parameters not necessarily gathered before use.
+    storage_given = bool(auto_plan and (plan or fsdp or data_parallel))
     if auto_plan:
         if mesh is None:
             raise ValueError("auto_plan needs a mesh")
-        if plan or fsdp or data_parallel:
-            raise ValueError("auto_plan chooses the plan: give no plan, "
-                             "data parallelism or fsdp")
-        data_parallel = False
+        if not storage_given:
+            data_parallel = False
     if data_parallel is None:
         data_parallel = mesh is not None and mesh.has_axis(dp_axis)
     lay = _Layouts(mesh, data_parallel, fsdp, dp_axis, tp_axis) if mesh else None
@@ -640,10 +645,13 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     for a in args:
         if a.updated_by is not None:
             a.updated_by = where[a.updated_by]
+    for i, a in enumerate(args):
+        if a.updated_by is not None:
+            # Given a layout too (a hand plan): spmd-auto-shard, when asked
+            # to choose the activations, tells the optimizer from them.
+            res_layouts[a.updated_by] = ("updates", i) + (
+                () if auto_plan else (res_layouts[a.updated_by],))
     if auto_plan:
-        for i, a in enumerate(args):
-            if a.updated_by is not None:
-                res_layouts[a.updated_by] = ("updates", i)
         given = dict(auto_layouts or {})
         for i, a in enumerate(args):
             if a.name in given:
@@ -655,7 +663,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                                      f"{len(mesh.axes)} axes")
                 arg_layouts[i] = f"#spmd.layout<@{mesh.name}, {text}>"
                 a.layout = text
-            elif a.kind in ("param", "state", "batch"):
+            elif a.kind in ("param", "state", "batch") and not storage_given:
                 arg_layouts[i] = None
                 a.layout = None
         if given:
@@ -663,6 +671,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
                              f"{sorted(given)}")
     text, plain = _emit(gm, func_name, arg_layouts, res_layouts, registry, lay,
                         constrain_grads, gather_form,
+                        {} if auto_plan else
                         _fsdp_gathers(lay, named_params, tp_of),
                         (rng_index, rng_index + 1) if uses_rng else None)
     _check_result_types(gm, results)
