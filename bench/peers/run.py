@@ -83,9 +83,9 @@ def peer(cmd, env=None):
         return {"error": str(e).splitlines()[-1][:200]}
 
 
-def spmd(model, plan, size, tmp, extra_plan=None):
+def spmd(model, plan, size, tmp, extra_plan=None, auto=False):
     s = SIZES[model][size]
-    mlir = os.path.join(tmp, f"{model}-{plan}-{size}.mlir")
+    mlir = os.path.join(tmp, f"{model}-{plan}-{size}{'-auto' * auto}.mlir")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "frontend", "torch"))
     if model == "mlp":
         keys, cls, batch = ("dim", "hidden", "out"), "MLP", f"{s['batch']}"
@@ -95,6 +95,10 @@ def spmd(model, plan, size, tmp, extra_plan=None):
     args = spmd_args(model, plan)
     if extra_plan:
         args = ["--plan", extra_plan, "--mesh", "tp=4"]
+    if auto:
+        # The plan's storage (parameter, state and batch layouts) kept,
+        # the rest chosen by spmd-auto-shard (h100 profile).
+        args = args + ["--auto-plan", "--auto-report", os.devnull]
     try:
         run([sys.executable, "-m", "spmd_torch", "export",
              os.path.join(INPUTS, "models.py") + ":" + cls, *args,
@@ -164,6 +168,12 @@ def main():
                             model, plan, size, tmp,
                             extra_plan=os.path.join(HERE,
                                                     "tp_blocks_plan.py"))
+                    # FSDP: the parameters' storage as the peers have it,
+                    # spmd-auto-shard choosing where to gather (XLA chooses
+                    # too; FSDP2 gathers every parameter before use).
+                    if plan.startswith("FSDP"):
+                        row["spmd (compute chosen)"] = spmd(model, plan, size,
+                                                            tmp, auto=True)
                     results.append(row)
                     print(f"{model} {size} {plan}: done", file=sys.stderr)
     print("| model | size | plan | DTensor / DDP / FSDP2 | JAX GSPMD | "
@@ -173,6 +183,9 @@ def main():
         spmd_cell = fmt(r["spmd"])
         if "spmd (JAX's plan)" in r:
             spmd_cell += "; on JAX's plan: " + fmt(r["spmd (JAX's plan)"])
+        if "spmd (compute chosen)" in r:
+            spmd_cell += ("; `--auto-plan`: " +
+                          fmt(r["spmd (compute chosen)"]))
         print(f"| {r['model']} | {r['size']} | {r['plan']} | "
               f"{fmt(r['dtensor'])} | {fmt(r['gspmd'])} | "
               f"{fmt(r['shardy'])} | {spmd_cell} |")
