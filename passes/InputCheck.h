@@ -9,6 +9,13 @@
 // constant index valid IR with undefined behaviour; spmd's tools reject it
 // before any pass runs, with an error at the op.
 //
+// Every size, offset and byte count downstream (shard sizes, buffers, the
+// run's memory check, copies) is int64: a tensor whose byte size overflows
+// it is rejected here too, at the op with the type (a result, a function's
+// argument or result, a block argument). Unevenly sharded, such a tensor
+// became runtime-sized local buffers that spmd-plan-memory's static size
+// check does not see.
+//
 // core/ParseHazards.h covers what crashes the parser itself (a lexical scan
 // before parsing); this covers what a parsed module may still crash passes
 // on, text and bytecode alike.
@@ -25,9 +32,10 @@
 namespace spmd {
 
 /// Reports an error at the first op under `root` (included) that an
-/// upstream pass would crash on, and fails; today a dim op (tensor.dim,
+/// upstream pass would crash on, and fails: a dim op (tensor.dim,
 /// memref.dim: ShapedDimOpInterface) whose constant index is negative or
-/// not below the rank of its ranked operand.
+/// not below the rank of its ranked operand; a ranked tensor type whose
+/// static dims times its element's bytes overflow int64.
 mlir::LogicalResult checkInputHazards(mlir::Operation *root);
 
 /// A pass (any op) that runs checkInputHazards and fails where it does:

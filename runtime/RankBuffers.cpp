@@ -2,6 +2,8 @@
 
 #include "runtime/RankBuffers.h"
 
+#include "core/Checked.h"
+
 #include <algorithm>
 
 using namespace spmd;
@@ -49,8 +51,7 @@ std::string RankBuffers::bind(const Schedule &schedule, int64_t device,
     }
     }
   }
-  placeHeapBuffers(schedule, alignment);
-  return "";
+  return placeHeapBuffers(schedule, alignment);
 }
 
 Shape RankBuffers::resolve(const BufferRef &ref) const {
@@ -73,16 +74,46 @@ int64_t RankBuffers::bytes(const BufferRef &ref) const {
   return numElements(resolve(ref)) * static_cast<int64_t>(dtypeSize(ref.type));
 }
 
-void RankBuffers::placeHeapBuffers(const Schedule &schedule,
-                                   int64_t alignment) {
+std::optional<int64_t> RankBuffers::checkedBytes(const BufferRef &ref) const {
+  // resolve(), without wrapping: a plan's sizes are untrusted.
+  std::optional<int64_t> n = static_cast<int64_t>(dtypeSize(ref.type));
+  size_t slot = 0;
+  for (int64_t d : ref.shape) {
+    if (d < 0) {
+      d = values[ref.sizeSlots[slot]];
+      if (!ref.sizeScales.empty()) {
+        auto [num, den] = ref.sizeScales[slot];
+        std::optional<int64_t> scaled = checkedMul(d, num);
+        if (!scaled || den <= 0)
+          return std::nullopt;
+        d = *scaled / den;
+      }
+      ++slot;
+    }
+    if (d < 0 || !(n = checkedMul(*n, d)))
+      return std::nullopt;
+  }
+  return n;
+}
+
+std::string RankBuffers::placeHeapBuffers(const Schedule &schedule,
+                                          int64_t alignment) {
   // First fit, largest first, by step liveness; results live to the end.
   size_t n = static_cast<size_t>(schedule.numHeapBuffers);
   std::vector<int64_t> size(n, 0), first(n, -1), last(n, -1);
+  std::string error;
   auto use = [&](const BufferRef &ref, int64_t at) {
     if (ref.where != BufferRef::Where::Heap)
       return;
     size_t id = static_cast<size_t>(ref.index);
-    size[id] = std::max(size[id], bytes(ref));
+    std::optional<int64_t> need = checkedBytes(ref);
+    if (!need) {
+      if (error.empty())
+        error = "runtime-sized buffer " + std::to_string(id) + " (" +
+                shapeStr(ref.shape) + ") has a byte size that overflows int64";
+      return;
+    }
+    size[id] = std::max(size[id], *need);
     if (first[id] < 0)
       first[id] = at;
     last[id] = std::max(last[id], at);
@@ -93,6 +124,8 @@ void RankBuffers::placeHeapBuffers(const Schedule &schedule,
       use(ref, i);
   for (const BufferRef &ref : schedule.resultRefs)
     use(ref, end);
+  if (!error.empty())
+    return error;
   // A collective runs asynchronously on a GPU until the first later step
   // touching its buffers (spmd-plan-memory does the same for the arena):
   // its heap buffers stay live until then.
@@ -126,14 +159,23 @@ void RankBuffers::placeHeapBuffers(const Schedule &schedule,
       if (first[p] <= last[id] && first[id] <= last[p])
         taken.push_back({heapOffsets[p], heapOffsets[p] + size[p]});
     std::sort(taken.begin(), taken.end());
+    // Every end is below 2^63: offset + size and the rounding up are checked.
     int64_t offset = 0;
     for (auto [lo, hi] : taken) {
-      if (offset + size[id] <= lo)
+      std::optional<int64_t> end = checkedAdd(offset, size[id]);
+      if (end && *end <= lo)
         break;
-      offset = std::max(offset, (hi + alignment - 1) / alignment * alignment);
+      std::optional<int64_t> next = checkedAdd(hi, alignment - 1);
+      if (!next)
+        return "the runtime-sized buffers need more than 2^63 bytes";
+      offset = std::max(offset, *next / alignment * alignment);
     }
+    std::optional<int64_t> end = checkedAdd(offset, size[id]);
+    if (!end)
+      return "the runtime-sized buffers need more than 2^63 bytes";
     heapOffsets[id] = offset;
-    heapTotal = std::max(heapTotal, offset + size[id]);
+    heapTotal = std::max(heapTotal, *end);
     placed.push_back(id);
   }
+  return "";
 }

@@ -15,6 +15,7 @@
 
 #include "runtime/Plan.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ public:
   /// Binds `schedule` to mesh device `device` with argument shapes
   /// `shapes` (empty: the declared ones, which must then be static).
   /// Heap offsets are multiples of `alignment`. Returns an error message
-  /// naming the argument whose shape does not fit its type, or "".
+  /// naming the argument whose shape does not fit its type or the
+  /// runtime-sized buffer whose bytes overflow int64, or "".
   std::string bind(const Schedule &schedule, int64_t device,
                    const std::vector<Shape> &shapes, int64_t alignment);
 
@@ -41,7 +43,10 @@ public:
   int64_t heapBytes() const { return heapTotal; }
 
 private:
-  void placeHeapBuffers(const Schedule &schedule, int64_t alignment);
+  /// bytes(), or std::nullopt where a size or the product overflows.
+  std::optional<int64_t> checkedBytes(const BufferRef &ref) const;
+  /// Places the Heap buffers; an error where their bytes overflow int64.
+  std::string placeHeapBuffers(const Schedule &schedule, int64_t alignment);
 
   std::vector<Shape> args;
   std::vector<int64_t> values;
