@@ -755,7 +755,7 @@ void AutoSharder::addReshardCosts(IlpModel &ilp) {
         const Edge &e = edges[ei];
         const Node *v = e.consumer >= 0 ? &nodes[e.consumer] : nullptr;
         bool vVar = v && v->cands.size() >= 2;
-        const auto &vs = vVar ? v->cands : single;
+        const auto &vs = v ? v->cands : single;
         std::map<int64_t, SmallVector<int, 4>> terms;
         for (auto [t, cv] : llvm::enumerate(vs)) {
           Placement need = needOf(e, cv, axis);
