@@ -217,8 +217,9 @@ private:
   Placement needOf(const Edge &e, const Cand &to, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to, int axis,
                   const CommCostParams &comm) const;
-  /// Adds the reshard costs of the current axis to the objective (solveAxis).
-  void addReshardCosts(IlpModel &ilp);
+  /// Adds the reshard costs of axis `axis` to the objective (solveAxis).
+  /// `bucketLatency`: bucketed reshards pay their latency each (else none).
+  void addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency);
   /// The reshards the chosen candidates make on `axis`: one per value and
   /// needed placement; time under `comm`.
   double chosenReshardCost(int axis, const CommCostParams &comm) const;
@@ -264,8 +265,6 @@ private:
   int tieRounds = 6;
   /// Model sizes, for the report.
   int maxVars = 0, maxRows = 0, numClasses = 0;
-  int currentAxis = 0;
-  bool chargeBucketLatency = false;
 
   std::vector<Node> nodes;
   std::vector<ValueInfo> values;
@@ -700,7 +699,7 @@ double AutoSharder::chosenReshardCost(int axis,
   return total + comm.alpha * double(buckets.size());
 }
 
-void AutoSharder::addReshardCosts(IlpModel &ilp) {
+void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency) {
   // Partitioning makes one reshard per value and needed placement, shared
   // by every user that needs it (one constrain), so a value pays each
   // placement once, whatever the number of its users: with producer
@@ -736,7 +735,6 @@ void AutoSharder::addReshardCosts(IlpModel &ilp) {
     }
     return base;
   };
-  int axis = currentAxis;
   int64_t k = mesh.axisSizes[axis];
 
   for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
@@ -781,12 +779,12 @@ void AutoSharder::addReshardCosts(IlpModel &ilp) {
         if (cost <= 0)
           continue;
         // A bucketed reshard shares its latency with the others of its
-        // bucket: the solver charges it none, or (chargeBucketLatency) its
+        // bucket: the solver charges it none, or (bucketLatency) its
         // own; solveAxis() keeps the better. (Charging each bucket one
         // latency, with a binary per bucket bounded by its members, made
         // the model 5-10x slower to solve; the estimate counts one per
         // bucket, chosenReshardCost().)
-        if (!chargeBucketLatency && bucketOf(vi, have, need))
+        if (!bucketLatency && bucketOf(vi, have, need))
           cost -= profile.comm.alpha * kScale;
         if (cost <= 0)
           continue;
@@ -904,9 +902,7 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
     ilp.addRow(one, 1, 1);
   }
   if (!minPeak) {
-    currentAxis = axis;
-    chargeBucketLatency = bucketLatency;
-    addReshardCosts(ilp);
+    addReshardCosts(ilp, axis, bucketLatency);
   }
   int peakVar = -1;
   if (minPeak)
