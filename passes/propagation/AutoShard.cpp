@@ -136,9 +136,8 @@ std::string formatBytes(double bytes) {
 }
 
 unsigned elementBytes(Type type) {
-  Type elem = cast<RankedTensorType>(type).getElementType();
-  unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
-  return std::max(1u, bits / 8);
+  return ::spmd::elementBytes(cast<RankedTensorType>(type).getElementType())
+      .value_or(8);
 }
 
 /// One candidate of a node on the current axis.

@@ -83,7 +83,12 @@
 // walk in program order makes the same choice with the producers' final
 // layouts, writes the attributes and inserts the constrains (a user's
 // constrain, and a gathered value feeding a transpose, are reused by later
-// reshards of the same value).
+// reshards of the same value). That walk also knows the copies earlier users
+// made of each operand: reading a layout a copy has is free, a result that
+// splitting a reduction factor leaves partial pays its reduction again (a
+// gathered copy may make computing it replicated the cheaper way), and a
+// new reshard starts from the closest copy. A fill of a tensor.empty is
+// filled again in the layout a user needs, like the empty itself.
 //===----------------------------------------------------------------------===//
 
 #include "passes/propagation/Passes.h"
@@ -220,8 +225,12 @@ private:
     SmallVector<Type> types;
     SmallVector<double> share;
     double work = 0;
+    SmallVector<ArrayRef<Layout>> copies;
+    bool reduceKnownPartials = false;
     SlotInfo info() const {
-      return {known, bytes, pinned, users, types, share, work};
+      return {known, bytes,  pinned,
+              users, types,  share,
+              work,  copies, reduceKnownPartials};
     }
   };
   /// Fills `in` for `op`: `layoutOf(v, isResult)` gives a tensor slot's
@@ -238,6 +247,8 @@ private:
     in.users.assign(numSlots, 1);
     in.types.assign(numSlots, Type());
     in.share.assign(numSlots, 1.0);
+    in.copies.assign(numSlots, {});
+    in.reduceKnownPartials = false;
     in.work = workOf(op);
     for (unsigned s = 0; s < numSlots; ++s) {
       Value v = slotValue(op, s);
@@ -349,6 +360,12 @@ private:
   /// Layout of each value after materialization.
   DenseMap<Value, Layout> actual;
   DenseMap<std::pair<Value, Attribute>, Value> constrainCache;
+  /// The layouts of each value's entries in constrainCache.
+  DenseMap<Value, SmallVector<Layout, 1>> copies;
+  void cacheCopy(Value v, const Layout &l, Value copy) {
+    if (constrainCache.try_emplace({v, Attribute(attr(l))}, copy).second)
+      copies[v].push_back(l);
+  }
 };
 
 void FunctionPropagation::enqueue(Operation *op) {
@@ -492,7 +509,7 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
                                             empty.getResult(), perm);
     copy->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
     actual[copy->getResult(0)] = to;
-    constrainCache[key] = copy->getResult(0);
+    cacheCopy(v, to, copy->getResult(0));
     return copy->getResult(0);
   };
   // Result dim i of a transpose is input dim perm[i].
@@ -527,20 +544,56 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
   if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
     Operation *clone = builder.clone(*empty);
     clone->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
-    constrainCache[key] = clone->getResult(0);
+    cacheCopy(v, to, clone->getResult(0));
     actual[clone->getResult(0)] = to;
     return clone->getResult(0);
   }
+  // Nor has a fill of one: fill another empty in `to` (partial only in a
+  // kind the fill's rule allows: its value is that reduction's identity).
+  if (linalg::FillOp fill = refillable(v)) {
+    const ShardingRule *rule = ruleCache.lookup(fill);
+    bool canMake = rule && llvm::all_of(to.placements, [&](const Placement &p) {
+                     return !p.isPartial() ||
+                            llvm::any_of(rule->alts, [&](const auto &alt) {
+                              return llvm::is_contained(alt.kinds, p.reduce);
+                            });
+                   });
+    if (canMake) {
+      Value init = constrainTo(fill.getOutputs()[0], to, before, why);
+      auto clone = cast<linalg::FillOp>(builder.clone(*fill));
+      clone.getOutputsMutable()[0].set(init);
+      clone->setAttr(::spmd::SPMDDialect::kLayoutAttrName, toAttr);
+      cacheCopy(v, to, clone->getResult(0));
+      actual[clone->getResult(0)] = to;
+      return clone->getResult(0);
+    }
+  }
+  // Reshard from the closest copy another user already made (a slice of a
+  // gathered copy moves nothing), else from the value itself.
+  Value from = v;
+  Layout fromLayout = actual.lookup(v);
+  double bytes = movedBytes(v, /*isResult=*/true);
+  double fromCost =
+      ::spmd::reshardCost(mesh, fromLayout, to, bytes, costParams);
+  for (const Layout &l : copies.lookup(v)) {
+    double c = ::spmd::reshardCost(mesh, l, to, bytes, costParams);
+    Value copy = constrainCache.lookup({v, Attribute(attr(l))});
+    if (c < fromCost && copy.getParentBlock() == before->getBlock()) {
+      from = copy;
+      fromLayout = l;
+      fromCost = c;
+    }
+  }
   auto constrain = ::spmd::ConstrainOp::create(builder, before->getLoc(),
-                                               v.getType(), v, toAttr);
+                                               v.getType(), from, toAttr);
   if (explain) {
     std::string reason;
     llvm::raw_string_ostream os(reason);
-    os << "reshard from " << attr(actual.lookup(v)) << " to " << toAttr
-       << " for " << why;
+    os << "reshard from " << attr(fromLayout) << " to " << toAttr << " for "
+       << why;
     explainConstrain(constrain, reason);
   }
-  constrainCache[key] = constrain.getResult();
+  cacheCopy(v, to, constrain.getResult());
   actual[constrain.getResult()] = to;
   return constrain.getResult();
 }
@@ -583,9 +636,8 @@ LogicalResult FunctionPropagation::materialize() {
       actual[constrain.getResult()] = constrain.getLayout().toLayout();
       // A later op needing the input in this layout reuses this reshard (a
       // backward op reading the activation a forward constrain gathered).
-      constrainCache.try_emplace(
-          {constrain.getInput(), Attribute(constrain.getLayout())},
-          constrain.getResult());
+      cacheCopy(constrain.getInput(), constrain.getLayout().toLayout(),
+                constrain.getResult());
       continue;
     }
     case OpKind::Return:
@@ -618,8 +670,8 @@ LogicalResult FunctionPropagation::materialize() {
       break;
     case OpKind::Rule: {
       const ShardingRule &rule = *rules.lookup(op);
-      // Operands as their producers finally made them; results as
-      // propagated.
+      // Operands as their producers finally made them (and the copies
+      // made of them since); results as propagated.
       SlotInputs &in = scratch;
       gatherSlots(
           op, rule,
@@ -632,6 +684,10 @@ LogicalResult FunctionPropagation::materialize() {
             return l;
           },
           [&](Value v) { return actual.lookup(v).hasPartial(); }, in);
+      for (OpOperand &operand : op->getOpOperands())
+        if (auto it = copies.find(operand.get()); it != copies.end())
+          in.copies[operand.getOperandNumber()] = it->second;
+      in.reduceKnownPartials = true;
       const SmallVector<const PartialLayout *> &known = in.known;
       SmallVector<AxisChoice> choices =
           decide(rule, mesh, costParams, in.info());

@@ -43,8 +43,16 @@ static double globalBytes(Type type) {
   return n * std::max(1u, bits / 8);
 }
 
+linalg::FillOp spmd::propagation::refillable(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (fill && fill.hasPureTensorSemantics() &&
+      fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return fill;
+  return {};
+}
+
 double spmd::propagation::movedBytes(Value v, bool isResult) {
-  if (!isResult && v.getDefiningOp<tensor::EmptyOp>())
+  if (!isResult && (v.getDefiningOp<tensor::EmptyOp>() || refillable(v)))
     return 0;
   return globalBytes(v.getType());
 }
@@ -195,7 +203,12 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
           if (b != a && (*known[s])[b] && (*known[s])[b]->isShard())
             groupBytes /= double(mesh.axisSizes[b]);
         Placement need = required(rule, s, c);
-        if (!(*known[s])[a]) {
+        const std::optional<Placement> &knownHere = (*known[s])[a];
+        bool reducedLater =
+            !knownHere ||
+            (slots.reduceKnownPartials && rule.isResult(s) && !pinned[s] &&
+             knownHere->isPartial() && c.kind == AxisChoice::Kind::Shard);
+        if (reducedLater) {
           // Look ahead: a result made partial will have to be reduced
           // somewhere downstream (unless a consumer absorbs it, which the
           // consumer's own choice will weigh again). Charge that reduction
@@ -210,9 +223,10 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
                                             mesh.axisSizes[a], groupBytes,
                                             costParams) /
                     (s < slots.share.size() ? slots.share[s] : 1.0);
-          continue;
+          if (!knownHere)
+            continue;
         }
-        Placement have = *(*known[s])[a];
+        Placement have = *knownHere;
         // A result layout the user wrote on the op is a requirement.
         if (pinned[s] && have != need)
           cost += kPinnedMismatchCost;
@@ -231,6 +245,25 @@ spmd::propagation::decide(const ShardingRule &rule, const Mesh &mesh,
         // fan-out, which the per-result lookahead above charges.
         if (have.isPartial() && !need.isPartial() && users[s] > 1)
           c /= double(users[s]);
+        // A copy another user already made may be closer (the output
+        // gradient gathered for one matmul also feeds the bias gradient).
+        // Only a copy that is no further from any other axis' choice than
+        // the value itself (the same placement there, or R) stands in for
+        // it, so that the axes' costs still add up to one reshard.
+        if (s < slots.copies.size())
+          for (const Layout &copy : slots.copies[s]) {
+            bool standsIn = true;
+            for (int64_t b = 0; b < mesh.rank() && standsIn; ++b)
+              standsIn =
+                  b == a || copy.placements[b].isReplicate() ||
+                  ((*known[s])[b] && copy.placements[b] == *(*known[s])[b]);
+            if (standsIn)
+              c = std::min(c,
+                           ::spmd::axisReshardCost(
+                               copy.placements[a], need, mesh.axisSizes[a],
+                               ::spmd::axisGroupBytes(mesh, copy, a, bytes[s]),
+                               costParams));
+          }
         cost += c;
       }
       // Communication first; then the compute this choice leaves on every

@@ -12,6 +12,7 @@
 #include "core/CostModel.h"
 #include "rules/ShardingRule.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 
@@ -38,8 +39,13 @@ struct AxisChoice {
 Placement required(const ShardingRule &rule, unsigned slot,
                    const AxisChoice &choice);
 
+/// The fill that makes `v` from a tensor.empty, if any: such a value is
+/// made again in the layout a consumer needs rather than resharded.
+mlir::linalg::FillOp refillable(mlir::Value v);
+
 /// Bytes a reshard of operand / result `v` would move; 0 (free, and left out
-/// of the cost) for an operand made by tensor.empty, which has no contents.
+/// of the cost) for an operand made by tensor.empty, which has no contents,
+/// or filled from one (refillable()).
 double movedBytes(mlir::Value v, bool isResult);
 
 /// The inputs of a decision, one entry per slot of the op.
@@ -60,6 +66,15 @@ struct SlotInfo {
   /// splits a factor on an axis of k devices saves (k-1)/k of it on every
   /// rank.
   double work = 0;
+  /// Per operand slot (may be empty): the other layouts the value already
+  /// has a copy in, made for an earlier user and shared by later ones; a
+  /// read in one of them moves nothing more.
+  llvm::ArrayRef<llvm::ArrayRef<Layout>> copies;
+  /// Charge the lookahead (see decide()) also to a choice that makes a
+  /// result partial by splitting a reduction factor when the result is
+  /// already known partial: set when the choice is made again with the
+  /// copies above, which may make computing it unreduced the cheaper way.
+  bool reduceKnownPartials = false;
 };
 
 /// Seconds `op` takes, unpartitioned, on one device of `profile`: the
