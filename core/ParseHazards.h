@@ -14,6 +14,9 @@
 // linalg.generic's parser frees such a region on a later error with the
 // use still linked to it (a use-after-free).
 //
+// What crashes upstream's verifiers or passes on a parsed module (text, in
+// either syntax, or bytecode) is passes/InputCheck.h's.
+//
 // A lexical scan, with no MLIR: it skips comments and strings, finds those
 // ops' keywords outside any parentheses, brackets or braces and checks
 // that what follows `=` is a list the parser accepts. It never rejects a

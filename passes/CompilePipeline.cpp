@@ -19,6 +19,7 @@
 
 #include "passes/Passes.h"
 
+#include "dialects/spmd/FunctionMesh.h"
 #include "dialects/spmd/SPMDOps.h"
 #include "dialects/spmd/SPMDPlanOps.h"
 
@@ -89,6 +90,15 @@ struct CompilePartitionStep
   }
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A schedule runs on one mesh, whatever the mode: a local program (not
+    // propagated) or mode off would otherwise compile to a plan that names
+    // two meshes, rejected only when it is loaded.
+    bool twoMeshes = false;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && failed(functionMesh(fn)))
+        twoMeshes = true;
+    if (twoMeshes)
+      return signalPassFailure();
     if (mode == "off") {
       // One device: layouts mean nothing (an op's `spmd.layout`, as
       // spmd-auto-shard writes them, would reach bufferization).

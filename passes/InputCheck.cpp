@@ -4,12 +4,15 @@
 
 #include "core/Checked.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
@@ -82,6 +85,83 @@ LogicalResult checkTensorSizes(Operation *op) {
   return success();
 }
 
+/// The error for a reshape whose reassociation holds an index past 32 bits:
+/// its verifier reads them as 32-bit affine dims ([[4294967296, 1]] as
+/// [[0, 1]]), and every reader of the 64-bit indices (the propagation rule,
+/// canonicalization) then indexes the shape with it.
+LogicalResult checkReassociation(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (name != "tensor.collapse_shape" && name != "tensor.expand_shape" &&
+      name != "memref.collapse_shape" && name != "memref.expand_shape")
+    return success();
+  auto groups = dyn_cast_or_null<ArrayAttr>(op->getAttr("reassociation"));
+  if (!groups)
+    return success();
+  for (Attribute group : groups)
+    if (auto indices = dyn_cast<ArrayAttr>(group))
+      for (Attribute index : indices)
+        if (auto i = dyn_cast<IntegerAttr>(index);
+            i && i.getValue().getSignificantBits() > 32)
+          return op->emitOpError()
+                 << "reassociation index "
+                 << llvm::toString(i.getValue(), 10, /*Signed=*/true)
+                 << " does not fit in 32 bits (the verifier reads it as a "
+                    "32-bit affine dim)";
+  return success();
+}
+
+/// The error for a tensor.pad whose static low or high list holds more
+/// dynamic markers (-2^63, ShapedType::kDynamic) than it has operands: its
+/// verifier does not count them, and printing or folding it reads past its
+/// operands. The text scan (core/ParseHazards.h) rejects the marker in
+/// text; this catches it in bytecode.
+LogicalResult checkPadMarkers(tensor::PadOp pad) {
+  auto check = [&](ArrayRef<int64_t> list, size_t operands,
+                   StringRef what) -> LogicalResult {
+    size_t markers = llvm::count_if(list, ShapedType::isDynamic);
+    if (markers == operands)
+      return success();
+    return pad.emitOpError() << what << " has " << markers
+                             << " dynamic entries (-9223372036854775808) but "
+                             << operands << " operands";
+  };
+  if (failed(check(pad.getStaticLow(), pad.getLow().size(), "low")))
+    return failure();
+  return check(pad.getStaticHigh(), pad.getHigh().size(), "high");
+}
+
+/// The error for a tensor.concat with a negative dim: its verifier checks
+/// only `dim < rank` and then indexes the shapes with it (a segfault).
+LogicalResult checkConcatDim(Operation *op) {
+  if (op->getName().getStringRef() != "tensor.concat")
+    return success();
+  auto dim = dyn_cast_or_null<IntegerAttr>(op->getAttr("dim"));
+  if (!dim || !dim.getValue().isNegative())
+    return success();
+  return op->emitOpError() << "dim "
+                           << llvm::toString(dim.getValue(), 10,
+                                             /*Signed=*/true)
+                           << " must not be negative";
+}
+
+/// The error for a tensor.from_elements whose result type has more
+/// elements than the op has operands: its verifier builds a list of that
+/// many types before comparing (past 2^32: "SmallVector unable to grow").
+LogicalResult checkFromElementsCount(Operation *op) {
+  if (op->getName().getStringRef() != "tensor.from_elements" ||
+      op->getNumResults() != 1)
+    return success();
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return success();
+  std::optional<int64_t> elements = spmd::checkedProduct(type.getShape(), 1);
+  if (elements && *elements <= static_cast<int64_t>(op->getNumOperands()))
+    return success();
+  return op->emitOpError() << "result type " << type
+                           << " has more elements than the op's "
+                           << op->getNumOperands() << " operands";
+}
+
 struct CheckInputPass : public PassWrapper<CheckInputPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckInputPass)
 
@@ -90,11 +170,16 @@ struct CheckInputPass : public PassWrapper<CheckInputPass, OperationPass<>> {
   StringRef getDescription() const override {
     return "Reject IR that upstream passes crash on (passes/InputCheck.h)";
   }
+  explicit CheckInputPass(bool verifyFirst) : verifyFirst(verifyFirst) {}
+
   void runOnOperation() override {
-    if (failed(spmd::checkInputHazards(getOperation())))
+    if (failed(verifyFirst ? spmd::verifyInput(getOperation())
+                           : spmd::checkInputHazards(getOperation())))
       signalPassFailure();
     markAllAnalysesPreserved();
   }
+
+  bool verifyFirst;
 };
 
 } // namespace
@@ -104,13 +189,31 @@ LogicalResult spmd::checkInputHazards(Operation *root) {
     if (auto dimOp = dyn_cast<ShapedDimOpInterface>(op))
       if (failed(checkDimOp(dimOp)))
         return WalkResult::interrupt();
-    if (failed(checkTensorSizes(op)))
+    if (auto pad = dyn_cast<tensor::PadOp>(op))
+      if (failed(checkPadMarkers(pad)))
+        return WalkResult::interrupt();
+    if (failed(checkReassociation(op)) || failed(checkTensorSizes(op)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
 }
 
-std::unique_ptr<Pass> spmd::createSPMDCheckInputPass() {
-  return std::make_unique<CheckInputPass>();
+LogicalResult spmd::checkVerifierHazards(Operation *root) {
+  WalkResult result = root->walk([](Operation *op) {
+    if (failed(checkConcatDim(op)) || failed(checkFromElementsCount(op)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+LogicalResult spmd::verifyInput(Operation *root) {
+  if (failed(checkVerifierHazards(root)) || failed(verify(root)))
+    return failure();
+  return checkInputHazards(root);
+}
+
+std::unique_ptr<Pass> spmd::createSPMDCheckInputPass(bool verifyFirst) {
+  return std::make_unique<CheckInputPass>(verifyFirst);
 }

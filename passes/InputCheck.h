@@ -16,9 +16,14 @@
 // became runtime-sized local buffers that spmd-plan-memory's static size
 // check does not see.
 //
+// Upstream verifiers that crash on invalid IR are checked before them:
+// the tools parse with verification off, run checkVerifierHazards, then
+// verify (verifyInput). A reshape's reassociation index past 32 bits
+// verifies (as a 32-bit affine dim) and is rejected after verification.
+//
 // core/ParseHazards.h covers what crashes the parser itself (a lexical scan
-// before parsing); this covers what a parsed module may still crash passes
-// on, text and bytecode alike.
+// of the custom syntax before parsing); this covers the parsed module, from
+// custom or generic text or from bytecode alike (bytecode is never scanned).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,12 +40,27 @@ namespace spmd {
 /// upstream pass would crash on, and fails: a dim op (tensor.dim,
 /// memref.dim: ShapedDimOpInterface) whose constant index is negative or
 /// not below the rank of its ranked operand; a ranked tensor type whose
-/// static dims times its element's bytes overflow int64.
+/// static dims times its element's bytes overflow int64; a reshape whose
+/// reassociation index does not fit in 32 bits; a tensor.pad whose static low
+/// or high list holds more dynamic markers (-2^63) than it has operands.
 mlir::LogicalResult checkInputHazards(mlir::Operation *root);
 
+/// Reports an error at the first op under `root` (included), parsed but not
+/// verified, whose upstream verifier would crash, and fails: tensor.concat
+/// with a negative dim (its verifier indexes the shapes with it),
+/// tensor.from_elements whose result type has more elements than it has
+/// operands (its verifier lists that many types: an abort past 2^32).
+mlir::LogicalResult checkVerifierHazards(mlir::Operation *root);
+
+/// What the tools run on a module parsed with verification off:
+/// checkVerifierHazards, mlir::verify, then checkInputHazards.
+mlir::LogicalResult verifyInput(mlir::Operation *root);
+
 /// A pass (any op) that runs checkInputHazards and fails where it does:
-/// spmd-opt runs it before the passes the command line names.
-std::unique_ptr<mlir::Pass> createSPMDCheckInputPass();
+/// spmd-opt runs it before the passes the command line names. With
+/// `verifyFirst`, it runs verifyInput instead: spmd-opt parses with
+/// verification off unless told --mlir-very-unsafe-disable-verifier-on-parsing.
+std::unique_ptr<mlir::Pass> createSPMDCheckInputPass(bool verifyFirst = false);
 
 } // namespace spmd
 

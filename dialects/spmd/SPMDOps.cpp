@@ -1,6 +1,7 @@
 //===- SPMDOps.cpp - spmd operations --------------------------------------===//
 
 #include "dialects/spmd/SPMDOps.h"
+#include "dialects/spmd/FunctionMesh.h"
 
 #include <cmath>
 
@@ -116,6 +117,58 @@ std::optional<int64_t> spmd::collectiveJoinDim(Operation *op) {
   if (auto c = dyn_cast<AllToAllOp>(op))
     return c.getConcatDim();
   return std::nullopt;
+}
+
+FailureOr<FlatSymbolRefAttr> spmd::functionMesh(FunctionOpInterface fn) {
+  struct Use {
+    FlatSymbolRefAttr mesh;
+    std::string what;
+    Location loc;
+  };
+  std::optional<Use> first;
+  std::optional<Use> second;
+  auto note = [&](FlatSymbolRefAttr mesh, const Twine &what, Location loc) {
+    if (!mesh || second)
+      return;
+    if (!first)
+      first = Use{mesh, what.str(), loc};
+    else if (mesh != first->mesh)
+      second = Use{mesh, what.str(), loc};
+  };
+  auto noteLayout = [&](Attribute a, const Twine &what, Location loc) {
+    if (auto layout = dyn_cast_or_null<LayoutAttr>(a))
+      note(layout.getMesh(), what, loc);
+  };
+  StringRef name = SPMDDialect::kLayoutAttrName;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    noteLayout(fn.getArgAttr(i, name), "argument " + Twine(i), fn.getLoc());
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    noteLayout(fn.getResultAttr(i, name), "result " + Twine(i), fn.getLoc());
+  fn->walk([&](Operation *op) {
+    std::string what = ("'" + op->getName().getStringRef() + "'").str();
+    if (auto c = dyn_cast<ConstrainOp>(op))
+      noteLayout(c.getLayout(), what, op->getLoc());
+    if (auto c = dyn_cast<CollectiveOpInterface>(op))
+      note(c.getMeshAttr(), what, op->getLoc());
+    Attribute a = op->getAttr(name);
+    if (auto array = dyn_cast_or_null<ArrayAttr>(a))
+      for (Attribute e : array)
+        noteLayout(e, what + " layout", op->getLoc());
+    else
+      noteLayout(a, what + " layout", op->getLoc());
+  });
+  if (!first)
+    return FlatSymbolRefAttr();
+  if (!second)
+    return first->mesh;
+  InFlightDiagnostic diag = fn.emitError()
+                            << "function @" << fn.getName()
+                            << " names two meshes: " << first->what << " is on "
+                            << first->mesh << ", " << second->what << " on "
+                            << second->mesh << "; a function runs on one mesh";
+  if (second->loc != fn.getLoc())
+    diag.attachNote(second->loc) << second->what << " on " << second->mesh;
+  return failure();
 }
 
 LogicalResult RandomOp::verify() {

@@ -95,6 +95,7 @@
 #include "passes/propagation/PropagateChoice.h"
 #include "rules/ShardingRuleOpInterface.h"
 
+#include "dialects/spmd/FunctionMesh.h"
 #include "dialects/spmd/SPMDOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -816,34 +817,6 @@ LogicalResult FunctionPropagation::run() {
 // The pass
 //===----------------------------------------------------------------------===//
 
-/// Collects every mesh a function's annotations name.
-static void
-collectMeshes(func::FuncOp fn,
-              SmallVectorImpl<std::pair<FlatSymbolRefAttr, Location>> &meshes) {
-  auto note = [&](Attribute a, Location loc) {
-    auto l = dyn_cast_or_null<LayoutAttr>(a);
-    if (!l)
-      return;
-    if (!llvm::any_of(meshes, [&](auto &m) { return m.first == l.getMesh(); }))
-      meshes.push_back({l.getMesh(), loc});
-  };
-  StringRef name = ::spmd::SPMDDialect::kLayoutAttrName;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    note(fn.getArgAttr(i, name), fn.getLoc());
-  for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    note(fn.getResultAttr(i, name), fn.getLoc());
-  fn.walk([&](Operation *op) {
-    if (auto c = dyn_cast<::spmd::ConstrainOp>(op))
-      note(c.getLayout(), op->getLoc());
-    Attribute a = op->getAttr(name);
-    if (auto array = dyn_cast_or_null<ArrayAttr>(a))
-      for (Attribute e : array)
-        note(e, op->getLoc());
-    else
-      note(a, op->getLoc());
-  });
-}
-
 struct SPMDPropagatePass
     : public ::spmd::impl::SPMDPropagateBase<SPMDPropagatePass> {
   using SPMDPropagateBase::SPMDPropagateBase;
@@ -865,27 +838,20 @@ struct SPMDPropagatePass
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      SmallVector<std::pair<FlatSymbolRefAttr, Location>> meshes;
-      collectMeshes(fn, meshes);
-      if (meshes.empty())
-        continue;
-      if (meshes.size() > 1) {
-        InFlightDiagnostic diag =
-            fn.emitOpError()
-            << "has layouts on two different meshes, " << meshes[0].first
-            << " and " << meshes[1].first << "; a function must use one mesh";
-        diag.attachNote(meshes[1].second)
-            << "layout on " << meshes[1].first << " here";
+      FailureOr<FlatSymbolRefAttr> meshRef = ::spmd::functionMesh(fn);
+      if (mlir::failed(meshRef)) {
         failed = true;
         continue;
       }
-      ::spmd::MeshOp meshOp = ::spmd::lookupMesh(fn, meshes[0].first);
+      if (!*meshRef)
+        continue;
+      ::spmd::MeshOp meshOp = ::spmd::lookupMesh(fn, *meshRef);
       if (!meshOp) {
         failed = true;
         continue;
       }
-      FunctionPropagation propagation(fn, meshes[0].first, meshOp.toMesh(),
-                                      *profile, explain);
+      FunctionPropagation propagation(fn, *meshRef, meshOp.toMesh(), *profile,
+                                      explain);
       if (mlir::failed(propagation.run()))
         failed = true;
     }

@@ -51,8 +51,11 @@ spmd::parseProgramBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     emitError(FileLineColLoc::get(ctx, name, line, column)) << hazard->message;
     return nullptr;
   }
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  if (module && failed(checkInputHazards(*module)))
+  // Verified after the checks of what upstream's verifiers crash on, which
+  // text and bytecode (never scanned above) reach alike.
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+      sourceMgr, ParserConfig(ctx, /*verifyAfterParse=*/false));
+  if (module && failed(verifyInput(*module)))
     return nullptr;
   return module;
 }

@@ -32,8 +32,9 @@ namespace spmd {
 /// Parses the program or plan in `file` (text or bytecode) into
 /// `sourceMgr`, reporting errors through `ctx`'s diagnostics; null on
 /// failure. Text that upstream MLIR's parser would crash on
-/// (core/ParseHazards.h) is an error at its position instead, and so is a
-/// parsed op that upstream passes would crash on (passes/InputCheck.h).
+/// (core/ParseHazards.h) is an error at its position instead; the parsed
+/// module is verified by passes/InputCheck.h's verifyInput (no upstream
+/// verifier or pass sees an op it would crash on).
 mlir::OwningOpRef<mlir::ModuleOp> parseProgramFile(llvm::StringRef file,
                                                    llvm::SourceMgr &sourceMgr,
                                                    mlir::MLIRContext *ctx);

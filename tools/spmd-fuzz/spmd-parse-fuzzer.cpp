@@ -3,7 +3,8 @@
 // Each input is MLIR source text. It goes through what every spmd tool does
 // first: the scan for text upstream's parser crashes on
 // (core/ParseHazards.h), then parsing with spmd-opt's dialect registry
-// (every upstream dialect, spmd, the sharding-rule models), the verifiers,
+// (every upstream dialect, spmd, the sharding-rule models) without
+// verifying, the checks and verifiers of passes/InputCheck.h's verifyInput,
 // and printing the verified module. A crash, an abort or an assertion is a
 // finding; an error is the expected answer to most inputs.
 //
@@ -14,6 +15,7 @@
 
 #include "core/ParseHazards.h"
 #include "dialects/spmd/SPMDOps.h"
+#include "passes/InputCheck.h"
 #include "rules/ShardingRuleOpInterface.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -56,8 +58,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       llvm::MemoryBuffer::getMemBufferCopy(source, "input.mlir"),
       llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
+      mlir::parseSourceFile<mlir::ModuleOp>(
+          sourceMgr, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
+  if (!module || failed(spmd::verifyInput(*module)))
     return 0;
   std::string printed;
   llvm::raw_string_ostream os(printed);

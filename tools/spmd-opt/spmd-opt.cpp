@@ -3,9 +3,10 @@
 // mlir-opt with the spmd dialect and passes: every upstream dialect, pass and
 // option (--pass-pipeline, --split-input-file, --verify-diagnostics, ...)
 // works as users know it. The input is first checked for the lists that
-// upstream's linalg parsers crash on (core/ParseHazards.h), and the parsed
-// module, before the passes the command line names, for the ops upstream
-// passes crash on (passes/InputCheck.h: spmd-check-input runs first).
+// upstream's linalg parsers crash on (core/ParseHazards.h); it is parsed
+// unverified, and spmd-check-input, before the passes the command line
+// names, verifies it after checking for the ops upstream verifiers crash on
+// and then for those upstream passes crash on (passes/InputCheck.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,11 +41,16 @@ static mlir::LogicalResult run(int argc, char **argv,
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
   // The command line's pipeline, after the input check: an upstream pattern
-  // must not see an op it crashes on.
-  config.setPassPipelineSetupFn([commandLine = config](mlir::PassManager &pm) {
-    pm.addPass(spmd::createSPMDCheckInputPass());
-    return commandLine.setupPassPipeline(pm);
-  });
+  // must not see an op it crashes on. Nor an upstream verifier: the input
+  // (text or bytecode) is parsed unverified and the check verifies it,
+  // unless the command line disables verification on parsing.
+  bool verifyInput = config.shouldVerifyOnParsing();
+  config.verifyOnParsing(false);
+  config.setPassPipelineSetupFn(
+      [commandLine = config, verifyInput](mlir::PassManager &pm) {
+        pm.addPass(spmd::createSPMDCheckInputPass(verifyInput));
+        return commandLine.setupPassPipeline(pm);
+      });
   // --show-dialects and --list-passes read no input; MlirOptMain also says
   // why an input or output file cannot be opened.
   std::string error = spmd::unreadableSourceFile(inputFile);

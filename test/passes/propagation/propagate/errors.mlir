@@ -6,9 +6,9 @@
 spmd.mesh @a ["x"=2]
 spmd.mesh @b ["y"=4]
 
-// expected-error @below {{'func.func' op has layouts on two different meshes, @a and @b; a function must use one mesh}}
+// expected-error @below {{function @two_meshes names two meshes: argument 0 is on @a, 'spmd.constrain' on @b; a function runs on one mesh}}
 func.func @two_meshes(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@a, [S(0)]>}) -> tensor<8xf32> {
-  // expected-note @below {{layout on @b here}}
+  // expected-note @below {{'spmd.constrain' on @b}}
   %c = spmd.constrain %x to #spmd.layout<@b, [R]> : tensor<8xf32>
   return %c : tensor<8xf32>
 }
@@ -18,8 +18,7 @@ func.func @two_meshes(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@a, [S(0)]>}
 spmd.mesh @a ["x"=2]
 spmd.mesh @b ["y"=4]
 
-// expected-error @below {{'func.func' op has layouts on two different meshes, @a and @b; a function must use one mesh}}
-// expected-note @below {{layout on @b here}}
+// expected-error @below {{function @two_meshes_signature names two meshes: argument 0 is on @a, result 0 on @b; a function runs on one mesh}}
 func.func @two_meshes_signature(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@a, [S(0)]>})
     -> (tensor<8xf32> {spmd.layout = #spmd.layout<@b, [R]>}) {
   return %x : tensor<8xf32>

@@ -1,4 +1,4 @@
-// Entries with layouts on two meshes. spmd-compile writes @arg_result for
+// Entries with layouts on two meshes. spmd-compile wrote @arg_result for
 // test/dialects/spmd/roundtrip.mlir's @layouts. spmd-run took the last
 // layout's mesh as the schedule's and scattered or assembled tensors by
 // layouts of the other one: @results died of a division by zero (SIGFPE),
