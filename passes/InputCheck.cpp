@@ -3,6 +3,7 @@
 #include "passes/InputCheck.h"
 
 #include "core/Checked.h"
+#include "dialects/spmd/SPMDDialect.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -32,18 +33,6 @@ LogicalResult checkDimOp(ShapedDimOpInterface dimOp) {
          << (isa<MemRefType>(type) ? "memref" : "tensor");
 }
 
-/// Bytes of one element of `type` (a complex number counts twice its part;
-/// an element type without a bit width, one byte: its count alone).
-int64_t elementBytes(Type type) {
-  if (auto complex = dyn_cast<ComplexType>(type))
-    return 2 * elementBytes(complex.getElementType());
-  if (type.isIndex())
-    return 8;
-  if (type.isIntOrFloat())
-    return (static_cast<int64_t>(type.getIntOrFloatBitWidth()) + 7) / 8;
-  return 1;
-}
-
 /// Whether `type` is a ranked tensor whose static dims alone (dynamic dims
 /// count as 1) hold more bytes than int64 counts.
 bool overflowsBytes(Type type) {
@@ -54,7 +43,9 @@ bool overflowsBytes(Type type) {
   for (int64_t d : tensor.getShape())
     if (!ShapedType::isDynamic(d))
       dims.push_back(d);
-  return !spmd::checkedProduct(dims, elementBytes(tensor.getElementType()));
+  // An element type without a byte size counts one byte: its count alone.
+  return !spmd::checkedProduct(
+      dims, spmd::elementBytes(tensor.getElementType()).value_or(1));
 }
 
 /// The error for an op with a result, region argument or (a function)

@@ -53,6 +53,18 @@ ReductionKind spmd::toReductionKind(::spmd::ReduceKind kind) {
   llvm_unreachable("unknown reduction kind");
 }
 
+std::optional<int64_t> spmd::elementBytes(Type type) {
+  if (auto complex = dyn_cast<mlir::ComplexType>(type)) {
+    std::optional<int64_t> part = elementBytes(complex.getElementType());
+    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
+  }
+  if (type.isIndex())
+    return 8;
+  if (type.isIntOrFloat())
+    return (static_cast<int64_t>(type.getIntOrFloatBitWidth()) + 7) / 8;
+  return std::nullopt;
+}
+
 MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
                         SymbolTableCollection *symbolTable) {
   Operation *found = symbolTable

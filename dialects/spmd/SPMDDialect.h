@@ -53,6 +53,12 @@ namespace detail {
 Type takeTrailingLayoutType();
 } // namespace detail
 
+/// Bytes of one element of a tensor or buffer of element type `type`: an
+/// integer or float (rounded up to whole bytes), an index (8) or a complex
+/// number of either (twice its part); nullopt for any other type, which
+/// plans cannot hold.
+std::optional<int64_t> elementBytes(Type type);
+
 ReductionKind toReductionKind(::spmd::ReduceKind kind);
 ::spmd::ReduceKind toReduceKind(ReductionKind kind);
 } // namespace spmd

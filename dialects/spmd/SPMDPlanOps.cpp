@@ -57,13 +57,13 @@ LogicalResult spmd::verifyPlanAttribute(Operation *op, NamedAttribute attr) {
   return op->emitError() << "unknown spmd attribute '" << name << "'";
 }
 
-/// Bytes of a memref with static shape; nullopt when dynamic or when the
-/// size overflows int64.
+/// Bytes of a memref with static shape; nullopt when dynamic, when the
+/// size overflows int64 or when its elements have no byte size.
 static std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape())
+  std::optional<int64_t> element = elementBytes(type.getElementType());
+  if (!type.hasStaticShape() || !element)
     return std::nullopt;
-  unsigned bits = type.getElementTypeBitWidth();
-  return checkedProduct(type.getShape(), static_cast<int64_t>((bits + 7) / 8));
+  return checkedProduct(type.getShape(), *element);
 }
 
 LogicalResult PlanBufferOp::verify() {
@@ -78,6 +78,10 @@ LogicalResult PlanBufferOp::verify() {
   int64_t offset = getOffsetAttr().getInt(), bytes = getBytesAttr().getInt();
   if (offset < 0 || bytes < 0)
     return emitOpError() << "offset and bytes must not be negative";
+  if (!elementBytes(type.getElementType()))
+    return emitOpError() << "holds " << type.getElementType()
+                         << " elements: a plan holds integer, float, index "
+                            "and complex elements only";
   std::optional<int64_t> need = staticBytes(type);
   if (type.hasStaticShape() && !need)
     return emitOpError() << "has a byte size that overflows int64";

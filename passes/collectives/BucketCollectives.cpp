@@ -31,16 +31,6 @@ using namespace spmd;
 
 namespace {
 
-std::optional<int64_t> elementBytes(Type type) {
-  if (auto complex = dyn_cast<ComplexType>(type)) {
-    std::optional<int64_t> part = elementBytes(complex.getElementType());
-    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
-  }
-  if (type.isIntOrFloat())
-    return (type.getIntOrFloatBitWidth() + 7) / 8;
-  return std::nullopt;
-}
-
 /// Collectives that may share a bucket: same op, mesh, axes (in order),
 /// reduction kind (null for all_gather) and element type. The dims do not
 /// matter: every member is brought to the same flat form first.

@@ -85,18 +85,6 @@ struct Tally {
   }
 };
 
-std::optional<int64_t> elementBytes(Type type) {
-  if (auto complex = dyn_cast<ComplexType>(type)) {
-    std::optional<int64_t> part = elementBytes(complex.getElementType());
-    return part ? std::optional<int64_t>(2 * *part) : std::nullopt;
-  }
-  if (type.isIndex())
-    return 8;
-  if (type.isIntOrFloat())
-    return (type.getIntOrFloatBitWidth() + 7) / 8;
-  return std::nullopt;
-}
-
 /// Integral numbers print as integers, others as doubles.
 json::Value number(double v) {
   if (std::nearbyint(v) == v && std::fabs(v) < 9.0e15)

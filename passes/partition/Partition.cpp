@@ -622,10 +622,7 @@ LogicalResult FunctionPartitioner::checkConstrain(ConstrainOp op) {
   auto type = op.getType();
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   Type element = type.getElementType();
-  int64_t bytes =
-      element.isIntOrFloat()
-          ? std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8)
-          : 8;
+  int64_t bytes = ::spmd::elementBytes(element).value_or(8);
   auto key = std::make_tuple(Type(type), Attribute(from), Attribute(to));
   auto cached = planCache.find(key);
   if (cached == planCache.end())

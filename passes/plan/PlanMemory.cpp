@@ -191,10 +191,15 @@ struct PlanMemoryPass : spmd::impl::SPMDPlanMemoryBase<PlanMemoryPass> {
       }
       Interval interval;
       interval.alloc = alloc;
+      std::optional<int64_t> element =
+          spmd::elementBytes(type.getElementType());
+      if (!element)
+        return alloc.emitOpError()
+               << "allocates a " << type << ": a plan holds integer, float, "
+               << "index and complex elements only";
       // A wrapped size would be a small buffer overlapping others.
-      std::optional<int64_t> bytes = spmd::checkedProduct(
-          type.getShape(),
-          static_cast<int64_t>((type.getElementTypeBitWidth() + 7) / 8));
+      std::optional<int64_t> bytes =
+          spmd::checkedProduct(type.getShape(), *element);
       if (!bytes)
         return alloc.emitOpError()
                << "allocates a " << type << " whose byte size overflows int64";
