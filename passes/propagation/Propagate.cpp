@@ -573,16 +573,18 @@ Value FunctionPropagation::constrainTo(Value v, const Layout &to,
   // gathered copy moves nothing), else from the value itself.
   Value from = v;
   Layout fromLayout = actual.lookup(v);
-  double bytes = movedBytes(v, /*isResult=*/true);
-  double fromCost =
-      ::spmd::reshardCost(mesh, fromLayout, to, bytes, costParams);
-  for (const Layout &l : copies.lookup(v)) {
-    double c = ::spmd::reshardCost(mesh, l, to, bytes, costParams);
-    Value copy = constrainCache.lookup({v, Attribute(attr(l))});
-    if (c < fromCost && copy.getParentBlock() == before->getBlock()) {
-      from = copy;
-      fromLayout = l;
-      fromCost = c;
+  if (auto it = copies.find(v); it != copies.end()) {
+    double bytes = movedBytes(v, /*isResult=*/true);
+    double fromCost =
+        ::spmd::reshardCost(mesh, fromLayout, to, bytes, costParams);
+    for (const Layout &l : it->second) {
+      double c = ::spmd::reshardCost(mesh, l, to, bytes, costParams);
+      Value copy = constrainCache.lookup({v, Attribute(attr(l))});
+      if (c < fromCost && copy.getParentBlock() == before->getBlock()) {
+        from = copy;
+        fromLayout = l;
+        fromCost = c;
+      }
     }
   }
   auto constrain = ::spmd::ConstrainOp::create(builder, before->getLoc(),
