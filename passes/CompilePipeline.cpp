@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -58,6 +59,19 @@ bool spmd::isGlobalProgram(ModuleOp module) {
         hasLayouts = true;
   });
   return hasLayouts && !isLocal;
+}
+
+/// The canonicalizer with its default options, less MLIR 22's gpu
+/// dialect's memref.dim pattern (registered with gpu.alloc, so it runs
+/// wherever the gpu dialect is loaded, as in spmd-run): it checks a
+/// constant dim index only against the rank and reads the shape at a
+/// negative one (a segfault). passes/InputCheck.h rejects such an index
+/// written as a constant; this covers one that folding makes (0 - 1).
+static std::unique_ptr<Pass> createCompileCanonicalizer() {
+  GreedyRewriteConfig config;
+  config.setUseTopDownTraversal(true);
+  return createCanonicalizerPass(
+      config, {"(anonymous namespace)::SimplifyDimOfAllocOp"});
 }
 
 /// spmd-partition-pipeline's passes (passes/Pipelines.cpp), default caps.
@@ -113,14 +127,52 @@ struct CompilePartitionStep
       return;
     }
     if (mode == "auto" && !isGlobalProgram(module))
-      return;
+      return markAllAnalysesPreserved();
     OpPassManager pm(ModuleOp::getOperationName());
     addPartitionPasses(pm, bucket);
     if (failed(runPipeline(pm, module)))
-      signalPassFailure();
+      return signalPassFailure();
+    // The nested passes invalidated what they changed and were verified
+    // after each (as under a pass adaptor): verifying the module again
+    // would only repeat the last check.
+    markAllAnalysesPreserved();
   }
   std::string mode;
   bool bucket;
+};
+
+/// Inlines helper functions into the entries (a schedule is one
+/// straight-line sequence of steps) and drops the helpers. A program
+/// without calls or private functions, the common case, only gets the
+/// inliner's own clean-up, the canonicalizer on each function: the call
+/// graph, SymbolDCE and their two verifications of the whole module are
+/// skipped.
+struct CompileInlineStep
+    : public PassWrapper<CompileInlineStep, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CompileInlineStep)
+  StringRef getArgument() const override { return "spmd-compile-inline-step"; }
+  StringRef getDescription() const override {
+    return "inline helper functions (spmd-compile's step after partitioning)";
+  }
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    bool helpers = llvm::any_of(module.getOps<func::FuncOp>(),
+                                [](func::FuncOp fn) { return fn.isPrivate(); });
+    if (!helpers)
+      helpers = module
+                    .walk([](CallOpInterface) { return WalkResult::interrupt(); })
+                    .wasInterrupted();
+    OpPassManager pm(ModuleOp::getOperationName());
+    if (helpers) {
+      pm.addPass(createInlinerPass());
+      pm.addPass(createSymbolDCEPass());
+    } else {
+      pm.addNestedPass<func::FuncOp>(createCompileCanonicalizer());
+    }
+    if (failed(runPipeline(pm, module)))
+      return signalPassFailure();
+    markAllAnalysesPreserved(); // as CompilePartitionStep
+  }
 };
 
 enum class PartitionMode { Auto, On, Off };
@@ -151,29 +203,13 @@ struct CompilePipelineOptions
 };
 } // namespace
 
-/// The canonicalizer with its default options, less MLIR 22's gpu
-/// dialect's memref.dim pattern (registered with gpu.alloc, so it runs
-/// wherever the gpu dialect is loaded, as in spmd-run): it checks a
-/// constant dim index only against the rank and reads the shape at a
-/// negative one (a segfault). passes/InputCheck.h rejects such an index
-/// written as a constant; this covers one that folding makes (0 - 1).
-static std::unique_ptr<Pass> createCompileCanonicalizer() {
-  GreedyRewriteConfig config;
-  config.setUseTopDownTraversal(true);
-  return createCanonicalizerPass(
-      config, {"(anonymous namespace)::SimplifyDimOfAllocOp"});
-}
-
 void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition,
                                 bool scheduleCollectives, bool bucket) {
   // Random ops become index-based Philox generics on every path
   // (partitioned or not): the reference of --check draws the same values.
   pm.addPass(createSPMDExpandRandom());
   pm.addPass(std::make_unique<CompilePartitionStep>(partition.str(), bucket));
-  // Helper functions are inlined into the entries: a schedule is one
-  // straight-line sequence of steps.
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
+  pm.addPass(std::make_unique<CompileInlineStep>());
   // Elementwise arith/math on tensors become linalg.generic, then fuse.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createSPMDFuseElementwise());

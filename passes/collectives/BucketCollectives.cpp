@@ -80,7 +80,8 @@ public:
     renumber();
   }
 
-  void run() {
+  /// Buckets the block's collectives; returns whether the block changed.
+  bool run() {
     llvm::MapVector<BucketKey, Bucket> open;
     // Keys that have closed a bucket already: later buckets get `cap`.
     DenseSet<BucketKey> pastFirst;
@@ -151,9 +152,12 @@ public:
     });
     Operation *previous = nullptr;
     for (Bucket &bucket : closed)
-      if (bucket.members.size() > 1)
+      if (bucket.members.size() > 1) {
+        changed = true;
         if (Operation *last = fuse(bucket, previous))
           previous = last;
+      }
+    return changed;
   }
 
 private:
@@ -288,6 +292,7 @@ private:
     });
     for (Operation *op : chain)
       op->moveBefore(barrier);
+    changed = true;
     renumber();
     return true;
   }
@@ -330,6 +335,7 @@ private:
     Operation *after = def;
     for (Operation *op : ordered) {
       op->moveAfter(after);
+      changed = true;
       after = op;
     }
     renumber();
@@ -632,6 +638,7 @@ private:
   Block &block;
   int64_t cap, firstCap;
   SymbolTableCollection &tables;
+  bool changed = false;
   DenseMap<Operation *, int64_t> position;
 };
 
@@ -658,8 +665,12 @@ struct BucketCollectivesPass
     SymbolTableCollection tables;
     SmallVector<Block *> blocks;
     getOperation()->walk([&](Block *block) { blocks.push_back(block); });
+    bool changed = false;
     for (Block *block : blocks)
-      BlockBucketer(*block, capBytes, firstCap, tables).run();
+      changed |= BlockBucketer(*block, capBytes, firstCap, tables).run();
+    // Unchanged IR needs no verification after the pass (a full walk).
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 };
 

@@ -113,10 +113,11 @@ private:
 /// op outside the group they need, keeping the group's order: the
 /// collective starts as soon as its data can, and a zero fill stays next
 /// to its user rather than rising to the constants at the top. Returns
-/// false, moving nothing, if the group needs nothing of the block.
+/// false, moving nothing, if the group needs nothing of the block; sets
+/// `moved` when an op moves.
 bool hoist(Block &block, BlockOrder &order,
            const llvm::SetVector<Operation *> &group,
-           ArrayRef<Operation *> ordered) {
+           ArrayRef<Operation *> ordered, bool &moved) {
   Operation *last = nullptr;
   for (Operation *member : group)
     for (Operation *def : producersIn(block, member))
@@ -125,8 +126,10 @@ bool hoist(Block &block, BlockOrder &order,
   if (!last)
     return false;
   for (Operation *member : ordered) {
-    if (member != last->getNextNode())
+    if (member != last->getNextNode()) {
       member->moveAfter(last);
+      moved = true;
+    }
     last = member;
   }
   order.moved(ordered);
@@ -150,8 +153,12 @@ struct ScheduleCollectives
     : public spmd::impl::SPMDScheduleCollectivesBase<ScheduleCollectives> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    moved = false;
     for (Block &block : func.getBody())
       schedule(block);
+    // Unchanged IR needs neither the guard nor verification after the pass.
+    if (!moved)
+      return markAllAnalysesPreserved();
     // A guard: a use above its definition would only surface later, far
     // from the move that caused it.
     DominanceInfo dominance(func);
@@ -169,6 +176,9 @@ struct ScheduleCollectives
       signalPassFailure();
   }
 
+  /// Whether this run moved an op (one pass instance runs many functions).
+  bool moved = false;
+
   void schedule(Block &block) {
     SmallVector<Operation *> collectives;
     for (Operation &op : block)
@@ -185,7 +195,7 @@ struct ScheduleCollectives
       llvm::sort(ordered, [&](Operation *a, Operation *b) {
         return order.before(a, b);
       });
-      if (hoist(block, order, group, ordered))
+      if (hoist(block, order, group, ordered, moved))
         continue;
       // Only arguments: one ahead of the next use, with the group's ops
       // (a reshape, a matmul of arguments) that feed it.
@@ -195,6 +205,7 @@ struct ScheduleCollectives
         for (Operation *member : ordered)
           if (order.before(prefetchPoint, member)) {
             member->moveBefore(prefetchPoint);
+            moved = true;
             run.push_back(member);
           }
         order.moved(run);

@@ -212,7 +212,7 @@ struct DeferScales : public spmd::impl::SPMDDeferScalesBase<DeferScales> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     if (!fn.getBody().hasOneBlock())
-      return;
+      return markAllAnalysesPreserved();
     Block &block = fn.getBody().front();
     llvm::DenseSet<Value> derived = reductionDerived(block);
     SmallVector<Value> candidates;
@@ -229,14 +229,18 @@ struct DeferScales : public spmd::impl::SPMDDeferScalesBase<DeferScales> {
         position[&op] = i++;
     };
     renumber();
+    bool changed = false;
     for (Value scalar : candidates) {
       Closure closure = closureOf(scalar, block, position);
       if (!closure.ok || !closure.hasContraction || closure.frontier.empty() ||
           closure.scalarUses.empty())
         continue;
       defer(scalar, closure);
+      changed = true;
       renumber();
     }
+    if (!changed)
+      markAllAnalysesPreserved();
   }
 
   void defer(Value scalar, Closure &closure) {

@@ -144,6 +144,7 @@ Value sample(PhiloxBuilder &p, spmd::RandomOp op, std::array<Value, 4> words,
 struct SPMDExpandRandomPass
     : public ::spmd::impl::SPMDExpandRandomBase<SPMDExpandRandomPass> {
   void runOnOperation() override {
+    bool expanded = false;
     getOperation().walk([&](func::FuncOp func) {
       // Disjoint counter ranges in program order, after any fixed ones.
       int64_t next = 0;
@@ -163,8 +164,12 @@ struct SPMDExpandRandomPass
           next += op.getType().getNumElements();
         }
         expand(op, offset);
+        expanded = true;
       }
     });
+    // Unchanged IR needs no verification after the pass (a full walk).
+    if (!expanded)
+      markAllAnalysesPreserved();
   }
 
   void expand(spmd::RandomOp op, int64_t offset) {

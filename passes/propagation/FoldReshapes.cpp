@@ -78,8 +78,12 @@ struct SPMDFoldReshapesPass
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     config.setMaxIterations(8);
     config.setMaxNumRewrites(budget);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    bool changed = false;
+    LogicalResult converged = applyPatternsGreedily(
+        getOperation(), std::move(patterns), config, &changed);
+    if (!changed)
+      markAllAnalysesPreserved();
+    if (failed(converged))
       mlir::emitRemark(getOperation()->getLoc())
           << "spmd-fold-reshapes stopped before a fixpoint (budget of "
           << budget << " rewrites or 8 sweeps); reshapes left unfolded are "

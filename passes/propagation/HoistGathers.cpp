@@ -135,12 +135,14 @@ struct HoistGathersPass : ::spmd::impl::SPMDHoistGathersBase<HoistGathersPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     if (!fn.getBody().hasOneBlock())
-      return;
+      return markAllAnalysesPreserved();
     // A rewrite changes the regions around it: recompute them until none
     // changes (bounded; each rewrite removes at least one reshard).
-    for (int round = 0; round < 8 && replicateOnce(fn.getBody().front());
-         ++round)
-      ;
+    int round = 0;
+    while (round < 8 && replicateOnce(fn.getBody().front()))
+      ++round;
+    if (round == 0)
+      markAllAnalysesPreserved();
   }
 
   /// Tries every region, and where replicating a whole region does not pay,

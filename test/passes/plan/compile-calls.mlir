@@ -1,4 +1,4 @@
-// RUN: spmd-opt %s --spmd-compile | FileCheck %s
+// RUN: spmd-opt %s --spmd-compile -split-input-file | FileCheck %s
 
 // Private helpers are inlined into the entry (and dropped); the two relu
 // calls fuse with the add into one kernel.
@@ -25,4 +25,33 @@ func.func @entry(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
   %b = func.call @relu(%y) : (tensor<8xf32>) -> tensor<8xf32>
   %s = arith.addf %a, %b : tensor<8xf32>
   return %s : tensor<8xf32>
+}
+
+// -----
+
+// No calls, but an unused private function: it is dropped too (the inline
+// step runs the inliner and SymbolDCE whenever a private function exists).
+// CHECK-LABEL: func.func @only(
+// CHECK-NOT: func.func @unused
+func.func private @unused(%x: tensor<8xf32>) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
+}
+func.func @only(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s = arith.addf %x, %x : tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// Neither calls nor private functions: the functions are canonicalized
+// (the inliner's clean-up) before fusion; the public helper stays.
+// CHECK-LABEL: func.func @first(
+// CHECK: spmd.plan_kernel
+// CHECK-LABEL: func.func @second(
+func.func @first(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %s = arith.addf %x, %x : tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+func.func @second(%x: tensor<8xf32>) -> tensor<8xf32> {
+  return %x : tensor<8xf32>
 }
