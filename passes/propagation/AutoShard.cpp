@@ -1227,6 +1227,64 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
       g[a] = g[a] || need.isReplicate();
     }
   }
+  // Optimizer state: an updated argument that reaches no result but the
+  // updated arguments' (it does not influence the loss). Its parameter:
+  // the one other argument whose update it reaches.
+  DenseSet<Value> reachesOutput;
+  Operation *ret = body.getTerminator();
+  for (OpOperand &operand : ret->getOpOperands())
+    if (updates[operand.getOperandNumber()] < 0)
+      reachesOutput.insert(operand.get());
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (llvm::none_of(op.getResults(),
+                      [&](Value r) { return reachesOutput.contains(r); }))
+      continue;
+    op.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        reachesOutput.insert(v);
+    });
+  }
+  auto argName = [&](BlockArgument arg) {
+    std::string name = "arg" + std::to_string(arg.getArgNumber());
+    if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
+      name += " (" + loc.getName().str() + ")";
+    return name;
+  };
+  auto stateOf = [&](BlockArgument arg) -> std::optional<BlockArgument> {
+    if (reachesOutput.contains(arg))
+      return std::nullopt;
+    // The updated arguments its value reaches, through the return.
+    DenseSet<Value> seen{arg};
+    SmallVector<Value> work{arg};
+    SmallVector<int> reached;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = body.findAncestorOpInBlock(*use.getOwner());
+        if (!user)
+          continue;
+        if (user == ret) {
+          if (use.getOwner() == ret)
+            reached.push_back(updates[use.getOperandNumber()]);
+          continue;
+        }
+        for (Value r : user->getResults())
+          if (seen.insert(r).second)
+            work.push_back(r);
+      }
+    }
+    std::optional<BlockArgument> param;
+    for (int a : reached) {
+      if (a < 0 || a == static_cast<int>(arg.getArgNumber()))
+        continue;
+      if (param && param->getArgNumber() != static_cast<unsigned>(a))
+        return arg; // state of several parameters: none named
+      if (reachesOutput.contains(fn.getArgument(a)))
+        param = fn.getArgument(a);
+    }
+    return param ? *param : arg;
+  };
+
   os << "spmd-auto-shard plan for @" << fn.getSymName() << " on mesh "
      << meshRef << " [";
   for (int a = 0; a < mesh.rank(); ++a)
@@ -1236,20 +1294,32 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
     auto it = valueIndex.find(arg);
     if (it == valueIndex.end())
       continue;
-    std::string name = "arg" + std::to_string(arg.getArgNumber());
-    if (auto loc = dyn_cast<NameLoc>(arg.getLoc()))
-      name += " (" + loc.getName().str() + ")";
     Layout l = finalLayout(it->second);
     auto type = cast<RankedTensorType>(arg.getType());
-    os << "  " << name << " " << type << " " << l.str() << "  "
-       << (nodes[values[it->second].node].fixed ? "given" : "chosen") << ", "
-       << (updated[arg.getArgNumber()]
-               ? styleOf(l, mesh, type.getRank(),
-                         gathered.lookup(it->second).empty()
-                             ? SmallVector<bool>(mesh.rank(), false)
-                             : gathered.lookup(it->second))
-               : std::string("input"))
-       << "\n";
+    os << "  " << argName(arg) << " " << type << " " << l.str() << "  "
+       << (nodes[values[it->second].node].fixed ? "given" : "chosen") << ", ";
+    std::optional<BlockArgument> state;
+    if (!updated[arg.getArgNumber()]) {
+      os << "input";
+    } else if ((state = stateOf(arg))) {
+      // DTensor's optimizers keep state in its parameter's placements.
+      os << "optimizer state";
+      if (*state != arg) {
+        os << " of " << argName(*state);
+        auto p = valueIndex.find(*state);
+        if (p != valueIndex.end() && finalLayout(p->second) == l)
+          os << ", as its parameter";
+      }
+      for (auto [a, pl] : llvm::enumerate(l.placements))
+        if (mesh.axisSizes[a] != 1 && !pl.isReplicate())
+          os << ", " << mesh.axisNames[a] << ": " << pl.str();
+    } else {
+      os << styleOf(l, mesh, type.getRank(),
+                    gathered.lookup(it->second).empty()
+                        ? SmallVector<bool>(mesh.rank(), false)
+                        : gathered.lookup(it->second));
+    }
+    os << "\n";
   }
   os << llvm::format("  estimated compute %.3f ms, communication %.3f ms "
                      "(%s per rank), peak memory %s per device",

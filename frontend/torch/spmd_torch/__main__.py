@@ -363,6 +363,10 @@ def _auto_plan(prog, args, model=None):
             info.layout = m.group(2)
             line = line.replace(f"arg{m.group(1)} ",
                                 f"arg{m.group(1)} {info.name} ", 1)
+            # Optimizer state names its parameter.
+            line = re.sub(r"state of arg(\d+)", lambda s: (
+                f"state of arg{s.group(1)} {prog.args[int(s.group(1))].name}"),
+                line)
             if owner(info.name, embeddings):
                 line = (line.replace("Colwise", "\0").replace("Rowwise", "Colwise")
                         .replace("\0", "Rowwise"))
