@@ -159,9 +159,9 @@ struct CompileInlineStep
     bool helpers = llvm::any_of(module.getOps<func::FuncOp>(),
                                 [](func::FuncOp fn) { return fn.isPrivate(); });
     if (!helpers)
-      helpers = module
-                    .walk([](CallOpInterface) { return WalkResult::interrupt(); })
-                    .wasInterrupted();
+      helpers =
+          module.walk([](CallOpInterface) { return WalkResult::interrupt(); })
+              .wasInterrupted();
     OpPassManager pm(ModuleOp::getOperationName());
     if (helpers) {
       pm.addPass(createInlinerPass());
