@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -503,7 +504,15 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
   double timeout = timeoutSeconds();
   size_t es = dtypeSize(call.dtype);
 
-  if (axes.empty()) {
+  // A group of one member (no axes, or axes of size 1) moves nothing: a
+  // local copy, without a communicator (SPMD_NCCL_SELF_GROUPS=1 sends such
+  // groups through NCCL anyway, to test NCCL on one GPU).
+  static const bool selfGroups = [] {
+    const char *v = std::getenv("SPMD_NCCL_SELF_GROUPS");
+    return v && std::string(v) == "1";
+  }();
+  if (axes.empty() || (mesh().groupSize(axes) == 1 && !selfGroups)) {
+    st.plannedShapes.clear(); // for this collective only
     std::vector<Shape> outShapes;
     s = planCollective(mesh(), {device()}, {&call}, verifyCollectives(),
                        outShapes);
@@ -529,8 +538,16 @@ CollectiveResult NcclComm::execute(const CallDesc &call, const Axes &axes,
     ncclResult_t rc =
         ncclCommSplit(st.world, static_cast<int>(g.members[0]),
                       static_cast<int>(g.index), &g.comm, &config);
-    s = st.check(rc, st.world, where + ": ncclCommSplit", timeout);
-    if (s.ok() && g.comm)
+    // Non-blocking, the split may fill in the child's handle only when it
+    // completes: wait on the parent first, then on the child.
+    if (rc == ncclSuccess || rc == ncclInProgress)
+      s = st.waitComm(st.world, where + ": ncclCommSplit", timeout);
+    else
+      s = st.check(rc, st.world, where + ": ncclCommSplit", timeout);
+    if (s.ok() && !g.comm)
+      s = st.fail(where + ": ncclCommSplit gave no communicator for the " +
+                  std::to_string(g.members.size()) + "-member group");
+    if (s.ok())
       s = st.waitComm(g.comm, where + ": ncclCommSplit", timeout);
     if (!s.ok())
       return {s, {}};
