@@ -210,6 +210,9 @@ void spmd::buildCompilePipeline(OpPassManager &pm, StringRef partition,
   pm.addPass(createSPMDExpandRandom());
   pm.addPass(std::make_unique<CompilePartitionStep>(partition.str(), bucket));
   pm.addPass(std::make_unique<CompileInlineStep>());
+  // Embeddings' one-hot contractions become GEMMs (before fusion, which
+  // would fuse into them what makes them elementwise chains again).
+  pm.addPass(createSPMDOneHotMatmul());
   // Elementwise arith/math on tensors become linalg.generic, then fuse.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createSPMDFuseElementwise());
