@@ -421,6 +421,9 @@ def measure(args, r):
     extra_spmd = (["--cuda-graph"] if args.cuda_graph else [])
     backend = args.device
     rows, cmds = [], []
+    out_path = args.out or os.path.join(
+        HERE if cuda else r.work,
+        "results-step-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".md")
     for prec in args.precisions.split(","):
         for n in gpus:
             pars = ["single"] if n == 1 else args.parallelisms.split(",")
@@ -468,9 +471,11 @@ def measure(args, r):
                                  spmd_all=spmd_ms, torch_all=torch_ms,
                                  spmd_err=spmd_err, torch_res=torch_res,
                                  spmd_loss=spmd_loss))
-    out_path = args.out or os.path.join(
-        HERE if cuda else r.work,
-        "results-step-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".md")
+                # After every row: a run stopped at its time limit keeps
+                # the rows it finished.
+                with open(out_path, "w") as f:
+                    write_report(f, args, size, name, how, count, key, peaks,
+                                 rows, cmds, skipped, r.work)
     with open(out_path, "w") as f:
         write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
                      skipped, r.work)

@@ -223,6 +223,8 @@ def run_rank(rank, n, par, folder, args, store, out):
         if par == "sp":
             forward = sp_gpt_forward(model, rank)
             sync_pos = True
+    if args.compile:
+        forward = torch.compile(forward)
     # DTensor and plain parameters in separate groups (foreach kernels take
     # one kind per list).
     params = [p for p in model.parameters() if p.requires_grad]
@@ -279,6 +281,9 @@ def main():
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--tf32", action="store_true")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile the model (its default mode); the "
+                    "warm-up steps include the compilation")
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds a collective may wait (process group timeout)")
     args = ap.parse_args()
