@@ -438,3 +438,37 @@ DEFINE_MESH_AXIS_INDICES(PartialFromReplicatedOp)
 DEFINE_MESH_AXIS_INDICES(LocalSizeOp)
 DEFINE_MESH_AXIS_INDICES(LocalOffsetOp)
 #undef DEFINE_MESH_AXIS_INDICES
+
+/// Whether the group over `axes` of `meshRef` is one device: then every
+/// collective over it (and partial_from_replicated) is the identity.
+static bool isSingletonGroup(Operation *op, FlatSymbolRefAttr meshRef,
+                             ArrayAttr axes) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh)
+    return false;
+  ArrayRef<int64_t> sizes = mesh.getAxisSizes();
+  for (Attribute a : axes) {
+    auto name = dyn_cast<StringAttr>(a);
+    std::optional<int64_t> index =
+        name ? mesh.getAxisIndex(name.getValue()) : std::nullopt;
+    if (!index || *index < 0 || *index >= static_cast<int64_t>(sizes.size()) ||
+        sizes[*index] != 1)
+      return false;
+  }
+  return true;
+}
+
+#define DEFINE_SINGLETON_FOLD(Op)                                              \
+  OpFoldResult Op::fold(FoldAdaptor) {                                         \
+    if (getInput().getType() == getResult().getType() &&                       \
+        isSingletonGroup(*this, getMeshAttr(), getMeshAxes()))                 \
+      return getInput();                                                       \
+    return {};                                                                 \
+  }
+DEFINE_SINGLETON_FOLD(AllGatherOp)
+DEFINE_SINGLETON_FOLD(AllReduceOp)
+DEFINE_SINGLETON_FOLD(ReduceScatterOp)
+DEFINE_SINGLETON_FOLD(AllToAllOp)
+DEFINE_SINGLETON_FOLD(ShardOp)
+DEFINE_SINGLETON_FOLD(PartialFromReplicatedOp)
+#undef DEFINE_SINGLETON_FOLD

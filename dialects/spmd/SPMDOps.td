@@ -74,6 +74,8 @@ class SPMD_CollectiveOp<string mnemonic, list<Trait> traits = []>
     ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
   }];
   let extraClassDeclaration = extraCollectiveDecls;
+  // Over a group of one device (mesh axes of size 1) it is its input.
+  let hasFolder = 1;
 }
 
 def SPMD_AllGatherOp : SPMD_CollectiveOp<"all_gather"> {
@@ -203,6 +205,7 @@ def SPMD_PartialFromReplicatedOp
     /// Indices of `mesh_axes` in `mesh`, for a verified op.
     ::llvm::SmallVector<int64_t> getMeshAxisIndices(MeshOp mesh);
   }];
+  let hasFolder = 1;
 }
 
 def SPMD_LocalSizeOp : SPMD_Op<"local_size", [Pure,
