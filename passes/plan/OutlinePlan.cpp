@@ -302,6 +302,20 @@ FailureOr<Value> plainBufferFor(IRRewriter &rewriter, Operation *anchor,
     if (!type.isDynamicDim(d))
       continue;
     Value size = resolveDim(rewriter, anchor->getLoc(), v, d);
+    // A collapsed uneven shard (rows x 3 elements): the plan has no
+    // arithmetic for the product, but a buffer of the source's shape
+    // collapsed the same way has it (the plan scales a reshaped view's
+    // dims by their static factors).
+    if (!size)
+      if (auto collapse = v.getDefiningOp<memref::CollapseShapeOp>()) {
+        FailureOr<Value> source =
+            plainBufferFor(rewriter, anchor, collapse.getSrc(), what);
+        if (failed(source))
+          return failure();
+        return Value(memref::CollapseShapeOp::create(
+            rewriter, anchor->getLoc(), *source,
+            collapse.getReassociationIndices()));
+      }
     if (!size)
       return anchor->emitOpError()
              << what << " a view whose dim " << d
