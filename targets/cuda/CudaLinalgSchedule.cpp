@@ -22,6 +22,11 @@ namespace detail {
 
 namespace {
 
+/// Reductions into at most this many outputs, each of at least
+/// kLongReduction elements, get a warp per output (see warpRows).
+constexpr int64_t kFewOutputs = 16384;
+constexpr int64_t kLongReduction = 256;
+
 /// A reduction's combiner op (acc = op(partial, acc)) and its partial.
 struct Combiner {
   Operation *op = nullptr;
@@ -312,8 +317,31 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   unsigned numInputs = op.getNumDpsInputs();
   SmallVector<Combiner> combiners;
+  // A warp per output for reductions along rows (the innermost loop), and
+  // for long reductions into few outputs whatever the layout (a bias or
+  // norm weight's gradient sums 8192 rows into 2048 columns: a thread per
+  // output would leave most of the GPU idle; the lanes' reads are strided,
+  // but neighbouring warps read neighbouring columns of the same rows).
+  auto staticExtent = [&](ArrayRef<unsigned> dims) -> std::optional<int64_t> {
+    int64_t n = 1;
+    for (unsigned d : dims) {
+      const Product &p = loopSizes[d]->product;
+      if (!p.valid || !p.factors.empty())
+        return std::nullopt;
+      n *= p.constant;
+    }
+    return n;
+  };
+  bool fewLongReductions = false;
+  if (!reduction.empty()) {
+    std::optional<int64_t> outputs = staticExtent(parallel);
+    std::optional<int64_t> length = staticExtent(reduction);
+    fewLongReductions = outputs && length && *outputs <= kFewOutputs &&
+                        *length >= kLongReduction;
+  }
   bool warpRows = rowReductions && !reduction.empty() &&
-                  iters[numLoops - 1] == utils::IteratorType::reduction;
+                  (iters[numLoops - 1] == utils::IteratorType::reduction ||
+                   fewLongReductions);
   for (unsigned k = 0; warpRows && k < op.getNumDpsInits(); ++k) {
     BlockArgument acc = block->getArgument(numInputs + k);
     Operation *def = yield.getOperand(k).getDefiningOp();

@@ -13,8 +13,8 @@
 // A wrong result is reported (the check can fail).
 // RUN: not spmd-cuda-check %s --emulate --test-break-kernel=row_max | FileCheck %s --check-prefix=BROKEN
 
-// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 14/14 kernels
-// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 14/14 kernels
+// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 15/15 kernels
+// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 15/15 kernels
 // CHK: all checks passed
 // EMPTY: all checks passed
 // BIG: all checks passed
@@ -158,6 +158,26 @@ func.func @col_sum(%x: memref<7x5xf32>, %s: memref<5xf32>) attributes {spmd.plan
       ins(%x : memref<7x5xf32>) outs(%s : memref<5xf32>) {
   ^bb0(%a: f32, %acc: f32):
     %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A long column reduction into few outputs (a bias gradient: 300 rows into
+// 37 columns, bf16 in, f32 out): a warp per column, the lanes striding
+// over the rows, so that the GPU is not left with one thread per column.
+// IR-LABEL: func.func @col_sum_long
+// IR-SAME: spmd_cuda.launch = "warp_per_row", spmd_cuda.work = array<i64: 37>
+// CHECK-LABEL: // col_sum_long: warp per row
+// CHECK: for (long long r = lane; r < n0; r += 32) {
+// CHECK: spmdgShflXor(
+// CHECK: if (lane == 0) {
+func.func @col_sum_long(%x: memref<300x37xbf16>, %s: memref<37xf32>) attributes {spmd.plan_kernel} {
+  linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<300x37xbf16>) outs(%s : memref<37xf32>) {
+  ^bb0(%a: bf16, %acc: f32):
+    %e = arith.extf %a : bf16 to f32
+    %r = arith.addf %e, %acc : f32
     linalg.yield %r : f32
   }
   return
