@@ -100,6 +100,14 @@ LogicalResult rewriteOneHot(linalg::GenericOp op, RewriterBase &rw) {
       loops.push_back(d);
   if (loops.size() == numLoops)
     return failure(); // no loop left to contract
+  // Every loop must keep an operand that bounds it: the one-hot tensor,
+  // the selected values or the output (an input the body never reads is
+  // dropped).
+  unsigned vIndex = vArg.getArgNumber();
+  for (unsigned d = 0; d < numLoops; ++d)
+    if (!dims.contains(d) && !maps[vIndex].isFunctionOfDim(d) &&
+        !maps[numInputs].isFunctionOfDim(d))
+      return failure();
   SmallVector<int64_t> pos(numLoops, -1);
   SmallVector<AffineExpr> expand, read;
   for (auto [i, d] : llvm::enumerate(loops)) {
@@ -157,7 +165,6 @@ LogicalResult rewriteOneHot(linalg::GenericOp op, RewriterBase &rw) {
   oneHot->setDiscardableAttrs(op->getDiscardableAttrDictionary());
 
   // out += oh * v, over the original loops.
-  unsigned vIndex = vArg.getArgNumber();
   SmallVector<AffineMap> mmMaps{
       AffineMap::get(numLoops, 0, read, rw.getContext()), maps[vIndex],
       maps[numInputs]};

@@ -94,3 +94,24 @@ func.func @not_one_hot(%tok: tensor<4xi64>, %w: tensor<13x8xf32>, %init: tensor<
   } -> tensor<4x8xf32>
   return %r0, %r1, %r2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Left alone: loop d2 is bounded only by an input the body never reads,
+// which the rewrite would drop.
+// CHECK-LABEL: func.func @unbounded_loop(
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @unbounded_loop(%tok: tensor<4xi64>, %w: tensor<13x8xf32>, %unused: tensor<5xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, d, v, k) -> (b)>, affine_map<(b, d, v, k) -> (v, d)>, affine_map<(b, d, v, k) -> (k)>, affine_map<(b, d, v, k) -> (b, d)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%tok, %w, %unused : tensor<4xi64>, tensor<13x8xf32>, tensor<5xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%t: i64, %x: f32, %u: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %c = arith.index_cast %i : index to i64
+    %eq = arith.cmpi eq, %t, %c : i64
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %eq, %x, %z : f32
+    %a = arith.addf %o, %s : f32
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
