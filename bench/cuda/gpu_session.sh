@@ -11,7 +11,7 @@
 # STAGES picks stages (default "gtest lit bench step compile profile"; "ncclprobe"
 # runs the NCCL benchmark with NCCL_DEBUG=WARN against each libnccl found).
 # Stage caps (seconds) can be changed with CAP_TESTS, CAP_LIT, CAP_BENCH,
-# CAP_STEP, CAP_COMPILE; STEP_ARGS replaces step.py's size, precision and
+# CAP_STEP, CAP_COMPILE, CAP_PROFILE, CAP_PROBE; STEP_ARGS replaces step.py's size, precision and
 # repetition arguments.
 set -u
 bundle=${1:-.gpu/spmd-gpu.tar.xz}
@@ -115,24 +115,19 @@ work=/tmp/spmd-step
 want step && stage "${CAP_STEP:-180}" step env PYTHONUNBUFFERED=1 python3 bench/cuda/step.py \
   --bin "$dest/bin" --gpus 1 --work "$work" --keep-inputs \
   --out "$out/results-step.md" ${STEP_ARGS:---precisions bf16 --reps 1 --steps 5}
+# Per precision: torch.compile on the same step, and where the spmd step's
+# time goes (rank 0's profile and a Chrome trace).
 for d in "$work"/*-single1; do
-  [ -d "$d/in" ] && want compile || continue
+  [ -d "$d/in" ] || continue
   prec=$(basename "$d" | cut -d- -f1)
-  flags="--dtype float32"
-  [ "$prec" = bf16 ] && flags="--dtype bfloat16"
-  [ "$prec" = tf32 ] && flags="--dtype float32 --tf32"
-  stage "${CAP_COMPILE:-90}" "compile-$prec" python3 bench/cuda/step_torch.py single 1 "$d" \
-    --warmup 3 --steps 5 --compile $flags
-done
-# Where the spmd step's time goes: rank 0's profile and a Chrome trace.
-for d in "$work"/*-single1; do
-  [ -d "$d/in" ] && want profile || continue
-  prec=$(basename "$d" | cut -d- -f1)
-  flags=""
-  [ "$prec" = tf32 ] && flags="--tf32"
-  stage "${CAP_PROFILE:-60}" "profile-$prec" "$dest/bin/spmd-run" "$d/step.mlir" \
-    --backend cuda --comm nccl --input-dir "$d/in" --steps 3 --profile $flags \
-    --trace "$out/trace-$prec.json"
+  torch_flags="--dtype float32" spmd_flags=""
+  [ "$prec" = bf16 ] && torch_flags="--dtype bfloat16"
+  [ "$prec" = tf32 ] && torch_flags="--dtype float32 --tf32" spmd_flags="--tf32"
+  want compile && stage "${CAP_COMPILE:-90}" "compile-$prec" python3 \
+    bench/cuda/step_torch.py single 1 "$d" --warmup 3 --steps 5 --compile $torch_flags
+  want profile && stage "${CAP_PROFILE:-60}" "profile-$prec" "$dest/bin/spmd-run" \
+    "$d/step.mlir" --backend cuda --comm nccl --input-dir "$d/in" --steps 3 \
+    --profile $spmd_flags --trace "$out/trace-$prec.json"
 done
 say "done"
 # At most 8 files come back from a device machine: the logs in one archive.
