@@ -30,6 +30,11 @@ struct PartitionPipelineOptions
       llvm::cl::desc("byte cap of the first bucket of each kind (0: "
                      "bucket-cap-bytes)"),
       llvm::cl::init(1024 * 1024)};
+  Option<int64_t> gatherReduceBytes{
+      *this, "gather-reduce-bytes",
+      llvm::cl::desc("a sum all_reduce rides in an all_gather when that "
+                     "costs at most this many more bytes per rank (0: never)"),
+      llvm::cl::init(64 * 1024)};
 };
 } // namespace
 
@@ -52,6 +57,7 @@ buildPartitionPipelineWith(OpPassManager &pm,
     spmd::SPMDBucketCollectivesOptions bucket;
     bucket.capBytes = options.bucketCapBytes;
     bucket.firstCapBytes = options.firstBucketCapBytes;
+    bucket.gatherReduceBytes = options.gatherReduceBytes;
     pm.addNestedPass<func::FuncOp>(spmd::createSPMDBucketCollectives(bucket));
   }
 }

@@ -73,8 +73,18 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
     effects and not collectives (at most 256). As in
     PyTorch DDP, the first bucket of each kind is small (`first-cap-bytes`,
     1 MiB), so the first collective starts early, and later ones hold up to
-    `cap-bytes` (25 MiB). A member's size is its larger buffer (an
+    `cap-bytes` (25 MiB). The small first bucket applies to reductions
+    (gradients); all_gathers are grouped under `cap-bytes` alone, as FSDP2
+    groups parameters per module. A member's size is its larger buffer (an
     all_gather's result, the others' input); 0 means no cap.
+
+    Then a small sum all_reduce that can take the position of an all_gather
+    on the same mesh, axes and element type rides in it (a loss and bias
+    gradients beside the activations a data-parallel step gathers): its
+    input is one more `[1, n]` row of the gather, and every rank sums the
+    `k` gathered rows. That saves a collective for `(k-1)(k-2)/k * n` more
+    bytes per rank than a ring all_reduce (none for `k = 2`), taken when at
+    most `gather-reduce-bytes` (64 KiB).
 
     A bucket of two or more becomes one collective of a concatenation:
     * all_reduce: every input flattened to 1-D, one `tensor.concat`, one
@@ -108,7 +118,12 @@ def SPMDBucketCollectives : Pass<"spmd-bucket-collectives"> {
            "Largest bucket in bytes (default 25 MiB as PyTorch DDP; 0: no cap)">,
     Option<"firstCapBytes", "first-cap-bytes", "int64_t", /*default=*/"1048576",
            "Largest first bucket of each kind in bytes (default 1 MiB as "
-           "PyTorch DDP; 0: cap-bytes)">
+           "PyTorch DDP; 0: cap-bytes)">,
+    Option<"gatherReduceBytes", "gather-reduce-bytes", "int64_t",
+           /*default=*/"65536",
+           "A sum all_reduce rides in an all_gather of the same mesh, axes "
+           "and element type when that costs at most this many more bytes "
+           "per rank (0: never)">
   ];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];
