@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Measures what a collective costs on spmd-run's simulated ranks, against
+the `cpu` profile of the cost model (core/CostModel.cpp: 5 us per
+collective, 5 GB/s per rank).
+
+For each size, a chain of N all_reduces (sum, 4 ranks) runs for 11 steps
+under `spmd-run --profile`; its ms/step divided by N is one collective's
+time. The fit: alpha = the time at the smallest size, and the bandwidth per
+size = ring bytes per rank (2(k-1)/k * size) / (time - alpha).
+
+    .venv/bin/python bench/autoshard/calibrate_cpu.py [--ops 200]
+"""
+import argparse
+import os
+import re
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BUILD = os.environ.get("SPMD_BUILD_DIR", os.path.join(ROOT, "build"))
+
+
+def chain(ops, elements, ranks):
+    t = f"tensor<{elements}xf32>"
+    lines = [f'spmd.mesh @m ["x"={ranks}]',
+             f"func.func @main(%a: {t}) -> {t} {{"]
+    value = "%a"
+    for i in range(ops):
+        lines.append(f'  %r{i} = spmd.all_reduce {value} on @m ["x"] sum : {t}')
+        value = f"%r{i}"
+    lines += [f"  return {value} : {t}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def ms_per_step(path):
+    out = subprocess.run([os.path.join(BUILD, "bin", "spmd-run"), path,
+                          "--steps", "11", "--profile"], capture_output=True,
+                         text=True, check=True)
+    m = re.search(r"([0-9.]+) ms/step", out.stderr + out.stdout)
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=200)
+    ap.add_argument("--ranks", type=int, default=4)
+    args = ap.parse_args()
+    k = args.ranks
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for elements in (4, 4096, 65536, 262144, 1048576):
+            path = os.path.join(tmp, f"chain{elements}.mlir")
+            with open(path, "w") as f:
+                f.write(chain(args.ops, elements, k))
+            rows.append((elements, ms_per_step(path) / args.ops * 1e3))
+    alpha = rows[0][1]
+    print(f"all_reduce on {k} simulated ranks, {args.ops} per step:")
+    print("| bytes | us each | GB/s per rank (ring bytes / (us - alpha)) |")
+    print("|---|---|---|")
+    for elements, us in rows:
+        size = elements * 4
+        ring = 2 * (k - 1) / k * size
+        bw = ring / ((us - alpha) * 1e-6) / 1e9 if us > alpha else float("nan")
+        print(f"| {size} | {us:.1f} | {bw:.1f} |")
+    print(f"alpha (the {rows[0][0] * 4}-byte collective): {alpha:.1f} us; "
+          "the cpu profile: 5 us, 5 GB/s")
+
+
+if __name__ == "__main__":
+    main()
