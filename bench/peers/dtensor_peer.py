@@ -210,7 +210,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt", choices=sorted(SIZES))
     ap.add_argument("--plan", required=True, choices=PLANS)
-    ap.add_argument("--size", default="count", choices=["count", "large"])
+    ap.add_argument("--size", default="count", choices=sorted(SIZES["gpt"]))
     args = ap.parse_args()
     size = SIZES[args.model][args.size]
     mlp = args.model == "mlp"

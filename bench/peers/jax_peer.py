@@ -216,7 +216,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt", choices=sorted(SIZES))
     ap.add_argument("--plan", required=True, choices=PLANS)
-    ap.add_argument("--size", default="count", choices=["count", "large"])
+    ap.add_argument("--size", default="count", choices=sorted(SIZES["gpt"]))
     ap.add_argument("--partitioner", default="shardy",
                     choices=["shardy", "gspmd"])
     args = ap.parse_args()

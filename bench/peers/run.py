@@ -147,6 +147,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models.split(","):
             for size in args.sizes.split(","):
+                if size not in SIZES[model]:  # count96: the GPT's only
+                    continue
                 for plan in args.plans.split(","):
                     row = {"model": model, "size": size, "plan": plan}
                     common = ["--model", model, "--plan", plan, "--size",
