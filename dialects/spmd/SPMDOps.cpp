@@ -268,7 +268,7 @@ SmallVector<int64_t> spmd::meshAxisIndices(MeshOp mesh, ArrayAttr axisNames) {
 static LogicalResult verifySameRankAndElement(Operation *op,
                                               RankedTensorType in,
                                               RankedTensorType out,
-                                              ArrayRef<int64_t> dims) {
+                                              ArrayRef<uint64_t> dims) {
   if (in.getElementType() != out.getElementType())
     return op->emitOpError()
            << "changes the element type from " << in.getElementType() << " to "
@@ -276,8 +276,8 @@ static LogicalResult verifySameRankAndElement(Operation *op,
   if (in.getRank() != out.getRank())
     return op->emitOpError() << "changes the rank from " << in.getRank()
                              << " to " << out.getRank();
-  for (int64_t dim : dims)
-    if (dim < 0 || dim >= in.getRank())
+  for (uint64_t dim : dims)
+    if (dim >= static_cast<uint64_t>(in.getRank()))
       return op->emitOpError()
              << "dim " << dim << " is out of range for a rank-" << in.getRank()
              << " tensor";
