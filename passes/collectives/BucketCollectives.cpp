@@ -662,10 +662,9 @@ private:
     for (CollectiveOpInterface member : bucket.members) {
       auto type = cast<RankedTensorType>(member->getResult(0).getType());
       // An all_reduce riding in a gather has a whole row per rank.
-      int64_t columns = isa<AllReduceOp>(member) && !flat
-                            ? type.getNumElements()
-                            : type.getNumElements() / rows;
-      if (isa<AllReduceOp>(member) && !flat)
+      bool riding = isa<AllReduceOp>(member) && !flat;
+      int64_t columns = type.getNumElements() / (riding ? 1 : rows);
+      if (riding)
         type = RankedTensorType::get({rows, columns}, type.getElementType());
       Location loc = member.getLoc();
       Value slice;
