@@ -26,6 +26,13 @@ public:
               double hi);
   /// Adds `delta` to variable `var`'s objective coefficient.
   void addObjective(int var, double delta) { obj[var] += delta; }
+  /// The objective's coefficients, one per variable.
+  const std::vector<double> &objective() const { return obj; }
+  /// Replaces the objective (missing coefficients are 0).
+  void setObjective(std::vector<double> coefficients) {
+    coefficients.resize(obj.size(), 0.0);
+    obj = std::move(coefficients);
+  }
   int numVars() const { return static_cast<int>(obj.size()); }
   int numRows() const { return static_cast<int>(rowLo.size()); }
 

@@ -136,6 +136,11 @@ def main():
     ap.add_argument("--no-run", action="store_true", help="skip step times")
     ap.add_argument("--deep", type=int, default=32,
                     help="layers of the solve-time model (0: skip)")
+    ap.add_argument("--plans", help="only these plans (comma-separated "
+                    "names, e.g. auto)")
+    ap.add_argument("--auto-options", default="",
+                    help="more spmd-auto-shard options for the auto plan, "
+                         "e.g. 'comm-slack=0'")
     ap.add_argument("--json")
     a = ap.parse_args()
     sizes = QUICK if a.quick else SIZES
@@ -147,7 +152,12 @@ def main():
                       f"device {a.device}\n")
                 print("| plan | est. ms | KiB/rank | ms/step | check |")
                 print("|---|---|---|---|---|")
+                notes = []
                 for name, mesh_arg, flags in PLANS[mesh]:
+                    if a.plans and name not in a.plans.split(","):
+                        continue
+                    if name == "auto" and a.auto_options:
+                        flags = flags + ["--auto-options", a.auto_options]
                     out = os.path.join(tmp, "p.mlir")
                     rep = os.path.join(tmp, "auto.txt")
                     export(model, sizes[model], mesh_arg, flags, a.device,
@@ -172,6 +182,12 @@ def main():
                     label = f"auto (solved in {solve:.1f} s)" if name == "auto" else name
                     print(f"| {label} | {est:.3f} | {kib:.0f} | {msr} | {chk} |",
                           flush=True)
+                    if name == "auto":
+                        # What comm-slack changed, printed under the table.
+                        notes += [l.strip() for l in open(rep)
+                                  if "comm-slack" in l]
+                if notes:
+                    print("\n" + "\n".join(f"* auto, {n}" for n in notes))
         if a.deep:
             cfg = dict(vocab=2048, dim=256, heads=8, layers=a.deep, seq=128)
             print(f"\n### Solve time: GPT {cfg}, device {a.device}\n")
@@ -180,7 +196,10 @@ def main():
             for mesh in ("x=4", "x=2,y=4"):
                 out = os.path.join(tmp, "deep.mlir")
                 rep = os.path.join(tmp, "deep.txt")
-                t = export("GPT", cfg, mesh, ["--auto-plan"], a.device, out, rep)
+                flags = ["--auto-plan"]
+                if a.auto_options:
+                    flags += ["--auto-options", a.auto_options]
+                t = export("GPT", cfg, mesh, flags, a.device, out, rep)
                 text = open(rep).read()
                 solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
                 classes = re.search(r"(\d+) ops and arguments in (\d+) classes",

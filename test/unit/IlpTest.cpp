@@ -51,6 +51,25 @@ TEST(Ilp, EdgeBlockMarginals) {
   EXPECT_NEAR(r.values[v1], 1, 1e-6);
 }
 
+// A model re-solved under a new objective (spmd-auto-shard weighting
+// communication up): the rows stay, coefficients not given are 0, and the
+// previous optimum is a valid start.
+TEST(Ilp, SetObjectiveResolves) {
+  IlpModel m;
+  int a = m.addVar(1, 0, 1, true), b = m.addVar(2, 0, 1, true);
+  m.addRow({{a, 1}, {b, 1}}, 1, 1);
+  IlpModel::Result first = m.solve(10);
+  ASSERT_EQ(first.status, IlpModel::Status::Optimal);
+  EXPECT_NEAR(first.values[a], 1, 1e-6);
+  EXPECT_EQ(m.objective(), (std::vector<double>{1, 2}));
+  m.setObjective({3});
+  EXPECT_EQ(m.objective(), (std::vector<double>{3, 0}));
+  IlpModel::Result second = m.solve(10, first.values);
+  ASSERT_EQ(second.status, IlpModel::Status::Optimal);
+  EXPECT_NEAR(second.values[b], 1, 1e-6);
+  EXPECT_NEAR(second.objective, 0, 1e-6);
+}
+
 // Terms naming a variable twice are summed: x + x <= 1 with x binary
 // leaves x = 0, though the objective wants 1.
 TEST(Ilp, DuplicateTermsAreSummed) {
