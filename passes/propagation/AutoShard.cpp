@@ -880,12 +880,15 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   for (auto [ni, n] : llvm::enumerate(nodes))
     n.chosen = best.chosen[ni];
   peakOut = best.peak;
-  // The last axis only, within half the time its first solves took: a
-  // refined earlier axis changes the later axes' models (the 32-layer
-  // GPT's second axis of 2x4 then ran into the time limit, 60 s in all
-  // instead of 18).
+  // The last axis only: a refined earlier axis changes the later axes'
+  // models (the 32-layer GPT's second axis of 2x4 then ran into the time
+  // limit, 60 s in all instead of 18). Within half the time the first
+  // solves took, at least 2 s (the 4-layer Llama's refinement needs ~1 s)
+  // and at most a quarter of the limit.
   if (axis == mesh.rank() - 1)
-    refine(axis, best, std::max(0.5, 0.5 * (free.seconds + charged.seconds)),
+    refine(axis, best,
+           std::min(0.25 * timeLimit,
+                    std::max(2.0, 0.5 * (free.seconds + charged.seconds))),
            peakOut);
   return true;
 }
