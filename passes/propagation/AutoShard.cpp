@@ -935,9 +935,10 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
       one.push_back({ilp.addVar(cost(n, c), 0, 1, true), 1.0});
     ilp.addRow(one, 1, 1);
   }
+  // The communication-only objective, for refine() (the last axis only).
+  bool refinable = commSlack > 0 && axis == mesh.rank() - 1;
   if (!minPeak)
-    addReshardCosts(ilp, axis, bucketLatency,
-                    commSlack > 0 ? &out.comm : nullptr);
+    addReshardCosts(ilp, axis, bucketLatency, refinable ? &out.comm : nullptr);
   int peakVar = -1;
   if (minPeak)
     peakVar = ilp.addVar(1.0, 0, kInf, false);
@@ -1034,7 +1035,7 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
   // up in the same model (each solve as easy as the first; minimizing
   // communication under a row bounding the time was 5-10x slower on the
   // 2x2 GPT and found nothing in a bounded time), heavier first.
-  if (commSlack <= 0 || s.result.values.empty())
+  if (commSlack <= 0 || s.result.values.empty() || s.comm.empty())
     return;
   IlpModel &ilp = s.ilp;
   const std::vector<double> time = ilp.objective();
