@@ -266,6 +266,9 @@ private:
   /// `where` gets the point.
   double livePeak(llvm::function_ref<double(int)> bytesOf,
                   int *where = nullptr) const;
+  /// livePeak() of `axis`'s plan `chosen` (a candidate per node), each
+  /// value's bytes as split by the axes up to `axis`.
+  double planPeak(int axis, ArrayRef<int> chosen, int *where = nullptr) const;
   double estimatedPeak() const;
   void write();
   void writeReport(llvm::raw_ostream &os, double solveSeconds);
@@ -960,14 +963,6 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
     }
     return std::make_pair(row, constant);
   };
-  auto peakOf = [&](ArrayRef<int> chosen, int &where) {
-    return livePeak(
-        [&](int vi) {
-          int node = values[vi].node;
-          return memBytes(vi, nodes[node].cands[chosen[node]], axis, later);
-        },
-        &where);
-  };
   bool limitMemory = budget > 0 || minPeak;
   SmallVector<int> chosen(nodes.size(), 0);
   double totalSolve = 0;
@@ -1004,7 +999,7 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
     if (!limitMemory)
       break;
     int where = 0;
-    double peak = peakOf(chosen, where);
+    double peak = planPeak(axis, chosen, &where);
     double limit = minPeak ? r.values[peakVar] : budget;
     if (peak <= limit * (1 + 1e-9) + 1 || rowsAt.count(where))
       break;
@@ -1022,7 +1017,7 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
   out.chosen = chosen;
   out.seconds = totalSolve;
   int where = 0;
-  out.peak = peakOf(chosen, where);
+  out.peak = planPeak(axis, chosen, &where);
   return true;
 }
 
@@ -1039,9 +1034,6 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
     return;
   IlpModel &ilp = s.ilp;
   const std::vector<double> time = ilp.objective();
-  double later = 1;
-  for (int b = axis + 1; b < mesh.rank(); ++b)
-    later *= double(mesh.axisSizes[b]);
   double fastest = chosenAxisCost(axis);
   double before = chosenReshardCost(axis, profile.comm);
   SmallVector<int> best(s.chosen);
@@ -1068,10 +1060,7 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
           refined[ni] = c;
       n.chosen = refined[ni];
     }
-    double peak = livePeak([&](int vi) {
-      int node = values[vi].node;
-      return memBytes(vi, nodes[node].cands[refined[node]], axis, later);
-    });
+    double peak = planPeak(axis, refined);
     double comm = chosenReshardCost(axis, profile.comm);
     if ((budget <= 0 || peak <= budget * (1 + 1e-9) + 1) &&
         chosenAxisCost(axis) <= fastest * (1 + commSlack) &&
@@ -1230,6 +1219,18 @@ Layout AutoSharder::finalLayout(int value) const {
   for (int a = 0; a < mesh.rank(); ++a)
     l.placements.push_back(producedOn(value, nodes[v.node].decided[a], a));
   return l;
+}
+
+double AutoSharder::planPeak(int axis, ArrayRef<int> chosen, int *where) const {
+  double later = 1;
+  for (int b = axis + 1; b < mesh.rank(); ++b)
+    later *= double(mesh.axisSizes[b]);
+  return livePeak(
+      [&](int vi) {
+        int node = values[vi].node;
+        return memBytes(vi, nodes[node].cands[chosen[node]], axis, later);
+      },
+      where);
 }
 
 double AutoSharder::livePeak(llvm::function_ref<double(int)> bytesOf,
@@ -1526,6 +1527,17 @@ struct SPMDAutoShardPass
     if (!budget) {
       module.emitError() << "spmd-auto-shard: memory-budget '" << memoryBudget
                          << "' is not a size (e.g. 4096, 64MiB, 1.5GB)";
+      return signalPassFailure();
+    }
+    if (!(timeLimit > 0) || !(commSlack >= 0)) {
+      bool limit = !(timeLimit > 0);
+      std::string got;
+      llvm::raw_string_ostream(got)
+          << llvm::format("%g", limit ? double(timeLimit) : double(commSlack));
+      module.emitError() << "spmd-auto-shard: "
+                         << (limit ? "time-limit must be positive seconds"
+                                   : "comm-slack must be a fraction >= 0")
+                         << ", got " << got;
       return signalPassFailure();
     }
     ::spmd::MeshOp meshOp;

@@ -2,12 +2,16 @@
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard=device=tpu 2>&1 | FileCheck %s --check-prefix=DEVICE
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard=mesh=nothere 2>&1 | FileCheck %s --check-prefix=MESH
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard 2>&1 | FileCheck %s --check-prefix=SEVERAL
+// RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh comm-slack=-0.1" 2>&1 | FileCheck %s --check-prefix=SLACK
+// RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh time-limit=0" 2>&1 | FileCheck %s --check-prefix=LIMIT
 
 // What spmd-auto-shard rejects, each with the reason.
 
 // DEVICE: spmd-auto-shard: unknown device 'tpu' (known: h100, cpu)
 // MESH: spmd-auto-shard: no spmd.mesh named @nothere
 // SEVERAL: spmd-auto-shard: the module has several meshes; name one with mesh=
+// SLACK: spmd-auto-shard: comm-slack must be a fraction >= 0, got -0.1
+// LIMIT: spmd-auto-shard: time-limit must be positive seconds, got 0
 
 spmd.mesh @mesh ["tp"=4]
 
