@@ -6,8 +6,10 @@ plan (DTensor styles, DP, FSDP, their 2-D combinations) and with
 --auto-plan, then record per plan
 
   * est. ms: the step time spmd-auto-shard's model estimates (compute +
-    communication, `device` profile); for a hand plan every argument is
-    given, so only free activations are chosen;
+    communication, `device` profile) of the program as partitioning runs
+    it: spmd-propagate lays out what the plan leaves open (as the
+    partition pipeline does), then spmd-auto-shard, with nothing left to
+    choose, reports its estimate;
   * KiB/rank: bytes each rank sends, by spmd-comm-report of the partitioned
     program (default pipeline, bucketing on);
   * ms/step: spmd-run on simulated ranks (steady state of --steps 1+N);
@@ -75,11 +77,12 @@ def run(cmd, **kw):
 
 
 def estimate(mlir, device, tmp):
-    """spmd-auto-shard's estimate of a program (hand plans: args given)."""
+    """spmd-auto-shard's estimate of a program as the partition pipeline
+    lays it out (a hand plan's activations: spmd-propagate's choices)."""
     report = os.path.join(tmp, "est.txt")
     pipe = ("builtin.module(spmd-expand-random, func.func(spmd-defer-scales, "
-            f"spmd-fold-reshapes), spmd-auto-shard{{device={device} "
-            f"report={report}}})")
+            "spmd-fold-reshapes), spmd-propagate, "
+            f"spmd-auto-shard{{device={device} report={report}}})")
     run([tool("spmd-opt"), mlir, f"--pass-pipeline={pipe}", "-o", os.devnull])
     text = open(report).read()
     m = re.search(r"estimated compute ([0-9.]+) ms, communication ([0-9.]+) ms",

@@ -154,6 +154,8 @@ struct ValueInfo {
   Type type;
   /// Largest local shape after the decided axes.
   SmallVector<int64_t> local;
+  /// Per decided axis, the dim it shards (-1: none).
+  SmallVector<int, 4> splitDim;
   int def = 0, lastUse = 0; // program points
 };
 
@@ -225,7 +227,13 @@ private:
                        std::vector<double> *comm = nullptr);
   /// The reshards the chosen candidates make on `axis`: one per value and
   /// needed placement; time under `comm`.
-  double chosenReshardCost(int axis, const CommCostParams &comm) const;
+  /// The reshards of `axis`'s chosen plan, each value at its local size
+  /// after the axes before `axis`; with `final`, after every other axis
+  /// (the decided plan's cost, as the partitioner realizes it).
+  double chosenReshardCost(int axis, const CommCostParams &comm,
+                           bool final = false) const;
+  /// Bytes of `value` split by every decided axis but `axis`.
+  double bytesBesides(int value, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to,
                   int axis) const {
     return edgeCost(e, from, to, axis, profile.comm);
@@ -688,27 +696,41 @@ AutoSharder::bucketOf(int value, const Placement &have,
   return std::make_pair(kind, element.getAsOpaquePointer());
 }
 
-double AutoSharder::chosenReshardCost(int axis,
-                                      const CommCostParams &comm) const {
+double AutoSharder::bytesBesides(int value, int axis) const {
+  const ValueInfo &v = values[value];
+  SmallVector<int64_t> shape(initialLocal[value]);
+  for (auto [b, d] : llvm::enumerate(v.splitDim))
+    if (int(b) != axis && d >= 0)
+      shape[d] = ::spmd::chunkCapacity(shape[d], mesh.axisSizes[b]);
+  double n = elementBytes(v.type);
+  for (int64_t d : shape)
+    n *= double(d);
+  return n;
+}
+
+double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
+                                      bool final) const {
   static const Cand none{};
+  auto cand = [&](const Node &n) -> const Cand & {
+    return final ? n.decided[axis] : n.cands[n.chosen];
+  };
   double total = 0;
   std::set<std::pair<int, const void *>> buckets;
   for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
     if (es.empty())
       continue;
     const Node &u = nodes[values[vi].node];
-    Placement have = producedOn(vi, u.cands[u.chosen], axis);
+    Placement have = producedOn(vi, cand(u), axis);
     std::set<int64_t> paid;
     for (int ei : es) {
       const Edge &e = edges[ei];
-      const Cand &to = e.consumer >= 0
-                           ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
-                           : none;
+      const Cand &to = e.consumer >= 0 ? cand(nodes[e.consumer]) : none;
       Placement need = needOf(e, to, axis);
       if (need == have || !paid.insert(placementKey(need)).second)
         continue;
-      total += ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
-                                       valueBytes(vi), comm, axis);
+      total += ::spmd::axisReshardCost(
+          have, need, mesh.axisSizes[axis],
+          final ? bytesBesides(vi, axis) : valueBytes(vi), comm, axis);
       if (auto bucket = bucketOf(vi, have, need)) {
         total -= comm.alpha;
         buckets.insert(*bucket);
@@ -1176,11 +1198,6 @@ void AutoSharder::greedy(int axis) {
 }
 
 void AutoSharder::commit(int axis) {
-  CommCostParams bytesOnly;
-  bytesOnly.alpha = 0;
-  bytesOnly.beta = 1;
-  commSeconds += chosenReshardCost(axis, profile.comm);
-  commBytes += chosenReshardCost(axis, bytesOnly);
   for (Node &n : nodes)
     if (axis + 1 == mesh.rank())
       computeSeconds += nodeCost(n, n.cands[n.chosen], axis);
@@ -1190,6 +1207,7 @@ void AutoSharder::commit(int axis) {
       continue;
     const Node &n = nodes[v.node];
     Placement p = producedOn(vi, n.cands[n.chosen], axis);
+    v.splitDim.push_back(p.isShard() ? int(p.dim) : -1);
     if (p.isShard())
       v.local[p.dim] = ::spmd::chunkCapacity(v.local[p.dim], k);
   }
@@ -1200,11 +1218,25 @@ void AutoSharder::commit(int axis) {
       n.factorLocal[c.choice.factor] =
           ::spmd::chunkCapacity(n.factorLocal[c.choice.factor], k);
   }
+  if (axis + 1 < mesh.rank())
+    return;
+  // The plan's communication, every axis's reshards at the sizes the
+  // other axes leave (the first axis's, costed while solving it, did not
+  // know what later axes split).
+  CommCostParams bytesOnly;
+  bytesOnly.alpha = 0;
+  bytesOnly.beta = 1;
+  for (int a = 0; a < mesh.rank(); ++a) {
+    commSeconds += chosenReshardCost(a, profile.comm, /*final=*/true);
+    commBytes += chosenReshardCost(a, bytesOnly, /*final=*/true);
+  }
 }
 
 void AutoSharder::reset() {
-  for (auto [vi, v] : llvm::enumerate(values))
+  for (auto [vi, v] : llvm::enumerate(values)) {
     v.local = initialLocal[vi];
+    v.splitDim.clear();
+  }
   for (auto [ni, n] : llvm::enumerate(nodes)) {
     n.factorLocal = initialFactors[ni];
     n.decided.clear();
