@@ -229,7 +229,8 @@ private:
   /// needed placement; time under `comm`.
   /// The reshards of `axis`'s chosen plan, each value at its local size
   /// after the axes before `axis`; with `final`, after every other axis
-  /// (the decided plan's cost, as the partitioner realizes it).
+  /// (the decided plan's cost; a change on several axes is the sum of its
+  /// axes' changes).
   double chosenReshardCost(int axis, const CommCostParams &comm,
                            bool final = false) const;
   /// Bytes of `value` split by every decided axis but `axis`.
@@ -501,12 +502,15 @@ Placement AutoSharder::producedOn(int value, const Cand &c, int axis) const {
   return placementOf(n, slot, c, axis);
 }
 
-double AutoSharder::valueBytes(int value) const {
-  const ValueInfo &v = values[value];
-  double n = elementBytes(v.type);
-  for (int64_t d : v.local)
+static double shapeBytes(Type type, ArrayRef<int64_t> shape) {
+  double n = elementBytes(type);
+  for (int64_t d : shape)
     n *= double(d);
   return n;
+}
+
+double AutoSharder::valueBytes(int value) const {
+  return shapeBytes(values[value].type, values[value].local);
 }
 
 void AutoSharder::candidates(int axis) {
@@ -702,10 +706,7 @@ double AutoSharder::bytesBesides(int value, int axis) const {
   for (auto [b, d] : llvm::enumerate(v.splitDim))
     if (int(b) != axis && d >= 0)
       shape[d] = ::spmd::chunkCapacity(shape[d], mesh.axisSizes[b]);
-  double n = elementBytes(v.type);
-  for (int64_t d : shape)
-    n *= double(d);
-  return n;
+  return shapeBytes(v.type, shape);
 }
 
 double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
