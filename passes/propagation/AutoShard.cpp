@@ -154,8 +154,6 @@ struct ValueInfo {
   Type type;
   /// Largest local shape after the decided axes.
   SmallVector<int64_t> local;
-  /// Per decided axis, the dim it shards (-1: none).
-  SmallVector<int, 4> splitDim;
   int def = 0, lastUse = 0; // program points
 };
 
@@ -278,6 +276,14 @@ private:
   /// livePeak() of `axis`'s plan `chosen` (a candidate per node), each
   /// value's bytes as split by the axes up to `axis`.
   double planPeak(int axis, ArrayRef<int> chosen, int *where = nullptr) const;
+  /// The devices the axes after `axis` split over (memory rows assume
+  /// they shard everything).
+  double laterDevices(int axis) const {
+    double later = 1;
+    for (int b = axis + 1; b < mesh.rank(); ++b)
+      later *= double(mesh.axisSizes[b]);
+    return later;
+  }
   double estimatedPeak() const;
   void write();
   void writeReport(llvm::raw_ostream &os, double solveSeconds);
@@ -703,9 +709,11 @@ AutoSharder::bucketOf(int value, const Placement &have,
 double AutoSharder::bytesBesides(int value, int axis) const {
   const ValueInfo &v = values[value];
   SmallVector<int64_t> shape(initialLocal[value]);
-  for (auto [b, d] : llvm::enumerate(v.splitDim))
-    if (int(b) != axis && d >= 0)
-      shape[d] = ::spmd::chunkCapacity(shape[d], mesh.axisSizes[b]);
+  for (auto [b, cand] : llvm::enumerate(nodes[v.node].decided)) {
+    Placement p = producedOn(value, cand, b);
+    if (int(b) != axis && p.isShard())
+      shape[p.dim] = ::spmd::chunkCapacity(shape[p.dim], mesh.axisSizes[b]);
+  }
   return shapeBytes(v.type, shape);
 }
 
@@ -922,9 +930,7 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
 bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
                                 Solved &out) {
   IlpModel &ilp = out.ilp;
-  double later = 1;
-  for (int b = axis + 1; b < mesh.rank(); ++b)
-    later *= double(mesh.axisSizes[b]);
+  double later = laterDevices(axis);
   DenseMap<int, int> classVar; // class -> its first node with variables
   // Among plans of equal time, the one that stores less: an argument's
   // local bytes at a negligible price (256 MiB: 0.03 us).
@@ -1208,7 +1214,6 @@ void AutoSharder::commit(int axis) {
       continue;
     const Node &n = nodes[v.node];
     Placement p = producedOn(vi, n.cands[n.chosen], axis);
-    v.splitDim.push_back(p.isShard() ? int(p.dim) : -1);
     if (p.isShard())
       v.local[p.dim] = ::spmd::chunkCapacity(v.local[p.dim], k);
   }
@@ -1234,10 +1239,8 @@ void AutoSharder::commit(int axis) {
 }
 
 void AutoSharder::reset() {
-  for (auto [vi, v] : llvm::enumerate(values)) {
+  for (auto [vi, v] : llvm::enumerate(values))
     v.local = initialLocal[vi];
-    v.splitDim.clear();
-  }
   for (auto [ni, n] : llvm::enumerate(nodes)) {
     n.factorLocal = initialFactors[ni];
     n.decided.clear();
@@ -1255,9 +1258,7 @@ Layout AutoSharder::finalLayout(int value) const {
 }
 
 double AutoSharder::planPeak(int axis, ArrayRef<int> chosen, int *where) const {
-  double later = 1;
-  for (int b = axis + 1; b < mesh.rank(); ++b)
-    later *= double(mesh.axisSizes[b]);
+  double later = laterDevices(axis);
   return livePeak(
       [&](int vi) {
         int node = values[vi].node;
