@@ -30,8 +30,9 @@ std::string spmd::cudagen::cudaEmulationEntry(const CudaKernel &k) {
       "(unsigned grid, unsigned block, void **p) {\n"
       "  static thread_local std::string error;\n"
       "  error = spmd_emu::" +
-      // Grid-stride kernels have no barrier: no fibers needed.
-      (k.launch == CudaLaunchKind::GridStride ? "launchFlat(" : "launch(") +
+      // Kernels without barriers need no fibers.
+      (k.launch == CudaLaunchKind::GridStride && !k.barriers ? "launchFlat("
+                                                             : "launch(") +
       k.name + ", dim3(grid), dim3(block)";
   for (auto [i, p] : llvm::enumerate(k.params))
     s += ", *(" + p.cType + " *)p[" + std::to_string(i) + "]";

@@ -53,6 +53,9 @@ struct CudaKernel {
   std::string source; // the __global__ function, without the prelude
   std::vector<CudaParam> params;
   CudaLaunchKind launch = CudaLaunchKind::GridStride;
+  /// Whether the block's threads meet at barriers (the tile form of a
+  /// grid-stride kernel): the host emulation then runs them as fibers.
+  bool barriers = false;
   /// work = workConstant * product of workFactors, each (argument, dim) of a
   /// memref argument's size, or (argument, -1) for an index argument's value.
   int64_t workConstant = 1;

@@ -27,6 +27,11 @@
 #include <string>
 #include <vector>
 
+namespace llvm {
+class SmallBitVector;
+template <typename PtrType> class SmallPtrSetImpl;
+} // namespace llvm
+
 namespace spmd {
 namespace cudagen {
 namespace detail {
@@ -131,8 +136,18 @@ private:
                                 llvm::ArrayRef<std::string> loopVars);
   mlir::LogicalResult emitScalarOp(mlir::Operation *op,
                                    const std::string &indent);
+  mlir::LogicalResult emitTiled(mlir::linalg::LinalgOp op,
+                                llvm::ArrayRef<unsigned> parallel,
+                                const llvm::SmallBitVector &unit,
+                                mlir::Block *block);
+  mlir::FailureOr<bool> emitRowVector(
+      mlir::linalg::LinalgOp op, llvm::ArrayRef<unsigned> reduction,
+      llvm::ArrayRef<std::optional<Size>> loopSizes, mlir::Block *block,
+      const llvm::SmallPtrSetImpl<mlir::Operation *> &skip,
+      llvm::function_ref<mlir::LogicalResult(const std::string &)> combineAll);
   mlir::LogicalResult emitVectorized(mlir::linalg::LinalgOp op,
                                      llvm::ArrayRef<unsigned> parallel,
+                                     const llvm::SmallBitVector &unit,
                                      mlir::Block *block);
   mlir::FailureOr<std::string> affine(mlir::Operation *op, mlir::AffineExpr e,
                                       llvm::ArrayRef<std::string> loopVars);

@@ -26,6 +26,8 @@ namespace {
 /// kLongReduction elements, get a warp per output (see warpRows).
 constexpr int64_t kFewOutputs = 16384;
 constexpr int64_t kLongReduction = 256;
+/// Neighbouring outputs per block in the column form (see columnTile).
+constexpr int64_t kColumns = 8;
 
 /// A reduction's combiner op (acc = op(partial, acc)) and its partial.
 struct Combiner {
@@ -64,27 +66,37 @@ std::string combinerIdentity(Operation *op, Type type) {
 
 } // namespace
 
-/// The float4 form of an elementwise kernel, taken at run time when the
-/// innermost parallel loop's size is a multiple of 4 and every operand that
-/// moves along it is f32, contiguous along it and 16-byte aligned at every
-/// row: each thread handles 4 neighbouring elements with one vector load
-/// per such operand and one vector store per output. Operands that do not
-/// move along the innermost loop (broadcasts) are loaded once per thread.
-/// Prints nothing when the kernel does not have that form.
+/// The vector form of an elementwise kernel, taken at run time when the
+/// innermost parallel loop of more than one iteration has a size that is a
+/// multiple of W and every operand that moves along it is contiguous along
+/// it and aligned to W elements at every row: each thread handles W
+/// neighbouring elements with one W-element load per such operand and one
+/// store per output (spmdk::Vec: 16 bytes for 4 f32 or 8 bf16). Operands
+/// that do not move along that loop (broadcasts) are loaded once per thread;
+/// loops of one iteration index 0. Prints nothing when the kernel does not
+/// have that form (elements wider than 4 bytes, a loop fused into an index
+/// expression, an output broadcast along the loop).
 LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
                                             ArrayRef<unsigned> parallel,
+                                            const llvm::SmallBitVector &unit,
                                             Block *block) {
-  if (parallel.empty())
+  SmallVector<unsigned> moving;
+  for (unsigned d : parallel)
+    if (!unit.test(d))
+      moving.push_back(d);
+  if (moving.empty())
     return success();
-  unsigned inner = parallel.back();
+  unsigned inner = moving.back();
   enum Kind { Scalar, Contiguous, Invariant };
   SmallVector<Kind> kinds;
-  SmallVector<std::string> conditions = {"n" + std::to_string(inner) +
-                                         " % 4 == 0"};
+  SmallVector<std::string> elemTypes(op->getNumOperands());
+  SmallVector<int64_t> elemBytes(op->getNumOperands(), 0);
+  SmallVector<SmallVector<IExpr>> rowStrides(op->getNumOperands());
   SmallVector<std::string> baseVars;
   for (unsigned d = 0; d < op.getNumLoops(); ++d)
     baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
                                   : "i" + std::to_string(d));
+  int64_t widest = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type) {
@@ -94,15 +106,15 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
     const View &v = views[operand.get()];
     AffineMap map = op.getMatchingIndexingMap(&operand);
     IExpr stride = IExpr::constant(0);
-    SmallVector<IExpr> otherStrides;
     for (unsigned j = 0; j < map.getNumResults(); ++j) {
       AffineExpr e = map.getResult(j);
-      if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == inner)
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (d && d.getPosition() == inner)
         stride = add(stride, v.strides[j]);
       else if (e.isFunctionOfDim(inner))
         return success(); // d0 + d1 style: not vectorized
-      else
-        otherStrides.push_back(v.strides[j]);
+      else if (!d || !unit.test(d.getPosition()))
+        rowStrides[operand.getOperandNumber()].push_back(v.strides[j]);
     }
     if (stride.isConst && stride.value == 0) {
       if (op.isDpsInit(&operand))
@@ -110,18 +122,38 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
       kinds.push_back(Invariant);
       continue;
     }
-    if (!stride.isConst || stride.value != 1 || !type.getElementType().isF32())
+    Type elem = type.getElementType();
+    std::optional<std::string> storage = storageType(elem);
+    unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
+    if (!stride.isConst || stride.value != 1 || !storage || bits > 32)
       return success();
     kinds.push_back(Contiguous);
-    // Every row start 16-byte aligned: base + offset, and the strides of
-    // the other dims, multiples of 4 elements.
-    conditions.push_back("spmdk::aligned16(" + result.params[v.arg].name +
-                         " + " + v.offset.operand() + ")");
-    for (const IExpr &other : otherStrides) {
-      if (other.isConst && other.value % 4 != 0)
+    elemTypes[operand.getOperandNumber()] = *storage;
+    elemBytes[operand.getOperandNumber()] = bits <= 8 ? 1 : bits / 8;
+    widest = std::max(widest, elemBytes[operand.getOperandNumber()]);
+  }
+  if (widest == 0)
+    return success();
+  // 16-byte accesses for the widest type, at least 4 and at most 8 lanes.
+  int64_t width = std::clamp<int64_t>(16 / widest, 4, 8);
+  std::string w = std::to_string(width);
+  SmallVector<std::string> conditions = {"n" + std::to_string(inner) + " % " +
+                                         w + " == 0"};
+  for (OpOperand &operand : op->getOpOperands()) {
+    unsigned j = operand.getOperandNumber();
+    if (kinds[j] != Contiguous)
+      continue;
+    // Every row start aligned to the vector: base + offset, and the strides
+    // of the other dims, multiples of W elements.
+    const View &v = views[operand.get()];
+    conditions.push_back(
+        "spmdk::alignedTo<" + std::to_string(width * elemBytes[j]) + ">(" +
+        result.params[v.arg].name + " + " + v.offset.operand() + ")");
+    for (const IExpr &other : rowStrides[j]) {
+      if (other.isConst && other.value % width != 0)
         return success();
       if (!other.isConst)
-        conditions.push_back(other.operand() + " % 4 == 0");
+        conditions.push_back(other.operand() + " % " + w + " == 0");
     }
   }
   SmallVector<std::string> unique;
@@ -130,28 +162,34 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
       unique.push_back(c);
   std::string cond = llvm::join(unique, " && ");
   std::string n = "n" + std::to_string(inner);
-  os << "  // float4 form: 4 neighbouring elements per thread.\n";
+  os << "  // vector form: " << w << " neighbouring elements per thread.\n";
   os << "  if (" << cond << ") {\n";
-  os << "    const long long nq = " << n << " / 4;\n";
-  os << "    for (long long t = spmdk::globalThreadIndex(); t < total / 4; "
-        "t += spmdk::globalThreadCount()) {\n";
+  os << "    const long long nq = " << n << " / " << w << ";\n";
+  os << "    for (long long t = spmdk::globalThreadIndex(); t < total / " << w
+     << "; t += spmdk::globalThreadCount()) {\n";
   os << "      long long rest = t;\n";
-  for (unsigned p = parallel.size(); p-- > 0;) {
-    unsigned d = parallel[p];
+  for (unsigned d : parallel)
+    if (unit.test(d))
+      os << "      const long long i" << d << " = 0;\n";
+  for (unsigned p = moving.size(); p-- > 0;) {
+    unsigned d = moving[p];
     std::string var = "i" + std::to_string(d);
     std::string size = "n" + std::to_string(d);
+    std::string scale = d == inner ? " * " + w : "";
     if (d == inner) {
       var += "b";
       size = "nq";
     }
     if (p == 0)
-      os << "      const long long " << var << " = rest"
-         << (d == inner ? " * 4" : "") << ";\n";
+      os << "      const long long " << var << " = rest" << scale << ";\n";
     else
       os << "      const long long " << var << " = (rest % " << size << ")"
-         << (d == inner ? " * 4" : "") << ";\n      rest /= " << size << ";\n";
+         << scale << ";\n      rest /= " << size << ";\n";
   }
-  // Loads: one float4 per contiguous operand whose value is used (outputs
+  auto vecType = [&](unsigned j) {
+    return "spmdk::Vec<" + elemTypes[j] + ", " + w + ">";
+  };
+  // Loads: one vector per contiguous operand whose value is used (outputs
   // too when the body reads them), one scalar per invariant one.
   unsigned numInputs = op.getNumDpsInputs();
   SmallVector<std::string> vectors(op->getNumOperands());
@@ -181,9 +219,9 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
     Type elem = cast<MemRefType>(operand.get().getType()).getElementType();
     if (kinds[j] == Contiguous) {
       vectors[j] = fresh("q");
-      os << "      const float4 " << vectors[j]
-         << " = *reinterpret_cast<const float4 *>(" << ptr << " + "
-         << off->operand() << ");\n";
+      os << "      const " << vecType(j) << " " << vectors[j]
+         << " = *reinterpret_cast<const " << vecType(j) << " *>(" << ptr
+         << " + " << off->operand() << ");\n";
     } else {
       std::string name = fresh("x");
       std::string at = ptr + "[" + off->str() + "]";
@@ -194,29 +232,48 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
   }
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   SmallVector<std::string> outs;
-  for (unsigned k = 0; k < op.getNumDpsInits(); ++k) {
+  for (OpOperand &init : op.getDpsInitsMutable()) {
     outs.push_back(fresh("o"));
-    os << "      float4 " << outs.back() << ";\n";
+    os << "      " << vecType(init.getOperandNumber()) << " " << outs.back()
+       << ";\n";
   }
   bool usesInnerIndex = false;
   block->walk([&](linalg::IndexOp index) {
     usesInnerIndex |= index.getDim() == inner;
   });
-  const char *lanes[] = {"x", "y", "z", "w"};
-  for (int lane = 0; lane < 4; ++lane) {
+  for (int64_t lane = 0; lane < width; ++lane) {
+    std::string at = ".v[" + std::to_string(lane) + "]";
     os << "      {\n";
     if (usesInnerIndex)
       os << "        const long long i" << inner << " = i" << inner << "b + "
          << lane << ";\n";
-    for (unsigned j = 0; j < op->getNumOperands(); ++j)
-      if (!vectors[j].empty())
-        names[block->getArgument(j)] = vectors[j] + "." + lanes[lane];
+    for (unsigned j = 0; j < op->getNumOperands(); ++j) {
+      BlockArgument arg = block->getArgument(j);
+      if (vectors[j].empty() || arg.use_empty())
+        continue;
+      std::string name = fresh("x");
+      os << "        const " << computeType(arg.getType()) << " " << name
+         << " = "
+         << (is16BitFloat(arg.getType())
+                 ? "spmdk::toF32(" + vectors[j] + at + ")"
+                 : vectors[j] + at)
+         << ";\n";
+      names[arg] = name;
+    }
     for (Operation &bodyOp : block->without_terminator())
       if (failed(emitScalarOp(&bodyOp, "        ")))
         return failure();
-    for (unsigned k = 0; k < op.getNumDpsInits(); ++k)
-      os << "        " << outs[k] << "." << lanes[lane] << " = "
-         << value(yield.getOperand(k)) << ";\n";
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      unsigned k = init.getOperandNumber() - numInputs;
+      Type elem = cast<MemRefType>(init.get().getType()).getElementType();
+      std::string v = value(yield.getOperand(k));
+      os << "        " << outs[k] << at << " = "
+         << (is16BitFloat(elem)
+                 ? "spmdk::fromF32<" + elemTypes[init.getOperandNumber()] +
+                       ">(" + v + ")"
+                 : v)
+         << ";\n";
+    }
     os << "      }\n";
   }
   for (OpOperand &init : op.getDpsInitsMutable()) {
@@ -224,12 +281,336 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
     FailureOr<IExpr> off = access(op, init, baseVars);
     if (failed(off))
       return failure();
-    os << "      *reinterpret_cast<float4 *>("
-       << result.params[views[init.get()].arg].name << " + " << off->operand()
-       << ") = " << outs[k] << ";\n";
+    os << "      *reinterpret_cast<" << vecType(init.getOperandNumber())
+       << " *>(" << result.params[views[init.get()].arg].name << " + "
+       << off->operand() << ") = " << outs[k] << ";\n";
   }
   os << "    }\n    return;\n  }\n";
   return success();
+}
+
+/// The tile form of a transposing elementwise kernel: one input read
+/// contiguously along loop B, the output written contiguously along loop A
+/// (the innermost loop that moves). Element by element, one of the two walks
+/// memory with a large stride (a warp touches 32 sectors per access); here
+/// a block moves 32 x 32 tiles through shared memory, reading rows of B and
+/// writing rows of A, the body applied on the way out. Taken at run time
+/// when both loops' sizes are multiples of 32; prints nothing when the
+/// kernel does not have that form.
+LogicalResult KernelEmitter::emitTiled(linalg::LinalgOp op,
+                                       ArrayRef<unsigned> parallel,
+                                       const llvm::SmallBitVector &unit,
+                                       Block *block) {
+  if (op.getNumDpsInits() != 1)
+    return success();
+  OpOperand *input = nullptr;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(in->get().getType()))
+      continue;
+    if (input)
+      return success(); // one buffer input only
+    input = in;
+  }
+  OpOperand &init = op.getDpsInitsMutable()[0];
+  if (!input || !block->getArgument(init.getOperandNumber()).use_empty())
+    return success();
+  // Each loop's stride in an operand, or nullopt when a result is not a
+  // plain loop.
+  auto strideOf = [&](OpOperand &operand, unsigned d) -> std::optional<IExpr> {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    const View &v = views[operand.get()];
+    IExpr stride = IExpr::constant(0);
+    for (unsigned j = 0; j < map.getNumResults(); ++j) {
+      auto e = dyn_cast<AffineDimExpr>(map.getResult(j));
+      if (!e)
+        return std::nullopt;
+      if (e.getPosition() == d)
+        stride = add(stride, v.strides[j]);
+    }
+    return stride;
+  };
+  auto isOne = [](const std::optional<IExpr> &e) {
+    return e && e->isConst && e->value == 1;
+  };
+  SmallVector<unsigned> moving;
+  for (unsigned d : parallel)
+    if (!unit.test(d))
+      moving.push_back(d);
+  if (moving.size() < 2)
+    return success();
+  unsigned a = moving.back();
+  std::optional<unsigned> b;
+  for (unsigned d : moving)
+    if (d != a && isOne(strideOf(*input, d)))
+      b = d;
+  if (!b || !isOne(strideOf(init, a)) || !strideOf(*input, a) ||
+      isOne(strideOf(*input, a)) || !strideOf(init, *b))
+    return success();
+  std::string na = "n" + std::to_string(a), nb = "n" + std::to_string(*b);
+  std::string ia = "i" + std::to_string(a), ib = "i" + std::to_string(*b);
+  Type inElem = cast<MemRefType>(input->get().getType()).getElementType();
+  std::string ct = computeType(inElem);
+  os << "  // tile form: 32 x 32 tiles through shared memory, read along d"
+     << *b << ", written along d" << a << ".\n";
+  result.barriers = true;
+  os << "  if (" << na << " % 32 == 0 && " << nb << " % 32 == 0) {\n";
+  os << "    SPMD_SHARED(" << ct << ", tile, 32 * 33);\n";
+  os << "    const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n";
+  os << "    const int rows = blockDim.x / 32;\n";
+  os << "    for (long long g = blockIdx.x; g < total / 1024; g += gridDim.x) "
+        "{\n";
+  os << "      long long rest = g;\n";
+  for (unsigned d : parallel)
+    if (unit.test(d))
+      os << "      const long long i" << d << " = 0;\n";
+  for (unsigned p = moving.size(); p-- > 0;) {
+    unsigned d = moving[p];
+    bool tiled = d == a || d == *b;
+    std::string var = "i" + std::to_string(d) + (tiled ? "t" : "");
+    std::string size =
+        "n" + std::to_string(d) + (tiled ? std::string(" / 32") : "");
+    if (p == 0)
+      os << "      const long long " << var << " = rest;\n";
+    else
+      os << "      const long long " << var << " = rest % (" << size
+         << ");\n      rest /= " << size << ";\n";
+  }
+  const View &in = views[input->get()];
+  FailureOr<IExpr> inOff = access(op, *input, [&] {
+    SmallVector<std::string> vars;
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      vars.push_back("i" + std::to_string(d));
+    return vars;
+  }());
+  if (failed(inOff))
+    return failure();
+  std::string at = result.params[in.arg].name + "[" + inOff->str() + "]";
+  os << "      for (int k = ty; k < 32; k += rows) {\n";
+  os << "        const long long " << ia << " = " << ia << "t * 32 + k;\n";
+  os << "        const long long " << ib << " = " << ib << "t * 32 + tx;\n";
+  os << "        tile[k * 33 + tx] = "
+     << (is16BitFloat(inElem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
+  os << "      }\n";
+  os << "      __syncthreads();\n";
+  os << "      for (int k = ty; k < 32; k += rows) {\n";
+  os << "        const long long " << ia << " = " << ia << "t * 32 + tx;\n";
+  os << "        const long long " << ib << " = " << ib << "t * 32 + k;\n";
+  std::string x = fresh("x");
+  os << "        const " << ct << " " << x << " = tile[tx * 33 + k];\n";
+  names[block->getArgument(input->getOperandNumber())] = x;
+  for (OpOperand *other : op.getDpsInputOperands()) {
+    BlockArgument arg = block->getArgument(other->getOperandNumber());
+    if (other == input || arg.use_empty())
+      continue;
+    Value v = other->get();
+    if (Operation *def = v.getDefiningOp()) {
+      if (failed(emitScalarOp(def, "        ")))
+        return failure();
+      names[arg] = names.lookup(def->getResult(0));
+    } else {
+      names[arg] = names.lookup(v);
+    }
+  }
+  for (Operation &bodyOp : block->without_terminator())
+    if (failed(emitScalarOp(&bodyOp, "        ")))
+      return failure();
+  auto yield = cast<linalg::YieldOp>(block->getTerminator());
+  Type outElem = cast<MemRefType>(init.get().getType()).getElementType();
+  FailureOr<IExpr> outOff = access(op, init, [&] {
+    SmallVector<std::string> vars;
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      vars.push_back("i" + std::to_string(d));
+    return vars;
+  }());
+  if (failed(outOff))
+    return failure();
+  std::string v = value(yield.getOperand(0));
+  os << "        " << result.params[views[init.get()].arg].name << "["
+     << outOff->str() << "] = "
+     << (is16BitFloat(outElem)
+             ? "spmdk::fromF32<" + *storageType(outElem) + ">(" + v + ")"
+             : v)
+     << ";\n";
+  os << "      }\n";
+  os << "      __syncthreads();\n"; // the tile is rewritten by the next one
+  os << "    }\n    return;\n  }\n";
+  return success();
+}
+
+/// The vector form of a warp-per-row reduction's loop: when the innermost
+/// (reduction) loop's size is a multiple of W and every input that moves
+/// along it is contiguous and aligned to W elements at every row, each lane
+/// reads W neighbouring elements of the row with one load per input (one
+/// element per lane and iteration leaves too few bytes in flight: a bf16 row
+/// max ran at a quarter of the copy bandwidth). Prints `if (cond) { loop }
+/// else {` and returns true, the caller closing it after the scalar loop;
+/// prints nothing and returns false when the op does not have that form.
+FailureOr<bool> KernelEmitter::emitRowVector(
+    linalg::LinalgOp op, ArrayRef<unsigned> reduction,
+    ArrayRef<std::optional<Size>> loopSizes, Block *block,
+    const llvm::SmallPtrSetImpl<Operation *> &skip,
+    llvm::function_ref<LogicalResult(const std::string &)> combineAll) {
+  unsigned inner = op.getNumLoops() - 1;
+  if (reduction.empty() || reduction.back() != inner)
+    return false;
+  auto isUnit = [&](unsigned d) {
+    const Product &p = loopSizes[d]->product;
+    return p.valid && p.factors.empty() && p.constant == 1;
+  };
+  SmallVector<std::string> vars, baseVars;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+    vars.push_back("i" + std::to_string(d));
+    baseVars.push_back(d == inner ? vars.back() + "b" : vars.back());
+  }
+  enum Kind { Other, Contiguous, Invariant };
+  SmallVector<Kind> kinds(op->getNumOperands(), Other);
+  SmallVector<std::string> elemTypes(op->getNumOperands());
+  SmallVector<int64_t> elemBytes(op->getNumOperands(), 0);
+  SmallVector<SmallVector<IExpr>> rowStrides(op->getNumOperands());
+  int64_t widest = 0;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    unsigned j = input->getOperandNumber();
+    if (!type)
+      continue;
+    const View &v = views[input->get()];
+    AffineMap map = op.getMatchingIndexingMap(input);
+    IExpr stride = IExpr::constant(0);
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      AffineExpr e = map.getResult(r);
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (d && d.getPosition() == inner)
+        stride = add(stride, v.strides[r]);
+      else if (e.isFunctionOfDim(inner))
+        return false;
+      else if (!d || !isUnit(d.getPosition()))
+        rowStrides[j].push_back(v.strides[r]);
+    }
+    if (stride.isConst && stride.value == 0) {
+      kinds[j] = Invariant;
+      continue;
+    }
+    Type elem = type.getElementType();
+    std::optional<std::string> storage = storageType(elem);
+    unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
+    if (!stride.isConst || stride.value != 1 || !storage || bits > 32)
+      return false;
+    kinds[j] = Contiguous;
+    elemTypes[j] = *storage;
+    elemBytes[j] = bits <= 8 ? 1 : bits / 8;
+    widest = std::max(widest, elemBytes[j]);
+  }
+  if (widest == 0)
+    return false;
+  int64_t width = std::clamp<int64_t>(16 / widest, 4, 8);
+  std::string w = std::to_string(width);
+  SmallVector<std::string> conditions = {"n" + std::to_string(inner) + " % " +
+                                         w + " == 0"};
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    unsigned j = input->getOperandNumber();
+    if (kinds[j] != Contiguous)
+      continue;
+    const View &v = views[input->get()];
+    conditions.push_back(
+        "spmdk::alignedTo<" + std::to_string(width * elemBytes[j]) + ">(" +
+        result.params[v.arg].name + " + " + v.offset.operand() + ")");
+    for (const IExpr &other : rowStrides[j]) {
+      if (other.isConst && other.value % width != 0)
+        return false;
+      if (!other.isConst)
+        conditions.push_back(other.operand() + " % " + w + " == 0");
+    }
+  }
+  SmallVector<std::string> unique;
+  for (const std::string &c : conditions)
+    if (!llvm::is_contained(unique, c))
+      unique.push_back(c);
+  IExpr rtotal = IExpr::constant(1);
+  for (unsigned d : reduction)
+    rtotal = mul(rtotal, IExpr::symbol("n" + std::to_string(d)));
+  os << "    // vector form: " << w << " neighbouring elements per lane.\n";
+  os << "    if (" << llvm::join(unique, " && ") << ") {\n";
+  os << "    for (long long r = lane * " << w << "; r < " << rtotal.str()
+     << "; r += 32 * " << w << ") {\n";
+  os << "      long long rrest = r;\n";
+  for (unsigned p = reduction.size(); p-- > 0;) {
+    unsigned d = reduction[p];
+    std::string var = baseVars[d];
+    if (p == 0)
+      os << "      const long long " << var << " = rrest;\n";
+    else
+      os << "      const long long " << var << " = rrest % n" << d
+         << ";\n      rrest /= n" << d << ";\n";
+  }
+  SmallVector<std::string> vectors(op->getNumOperands());
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    unsigned j = input->getOperandNumber();
+    BlockArgument arg = block->getArgument(j);
+    if (arg.use_empty())
+      continue;
+    if (kinds[j] == Other) { // a scalar input
+      Value v = input->get();
+      if (Operation *def = v.getDefiningOp()) {
+        if (failed(emitScalarOp(def, "      ")))
+          return failure();
+        names[arg] = names.lookup(def->getResult(0));
+      } else {
+        names[arg] = names.lookup(v);
+      }
+      continue;
+    }
+    FailureOr<IExpr> off = access(op, *input, baseVars);
+    if (failed(off))
+      return failure();
+    std::string ptr = result.params[views[input->get()].arg].name;
+    Type elem = cast<MemRefType>(input->get().getType()).getElementType();
+    if (kinds[j] == Contiguous) {
+      std::string vt = "spmdk::Vec<" + elemTypes[j] + ", " + w + ">";
+      vectors[j] = fresh("q");
+      os << "      const " << vt << " " << vectors[j]
+         << " = *reinterpret_cast<const " << vt << " *>(" << ptr << " + "
+         << off->operand() << ");\n";
+    } else {
+      std::string name = fresh("x");
+      std::string at = ptr + "[" + off->str() + "]";
+      os << "      const " << computeType(elem) << " " << name << " = "
+         << (is16BitFloat(elem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
+      names[arg] = name;
+    }
+  }
+  bool usesInnerIndex = false;
+  block->walk([&](linalg::IndexOp index) {
+    usesInnerIndex |= index.getDim() == inner;
+  });
+  for (int64_t lane = 0; lane < width; ++lane) {
+    std::string at = ".v[" + std::to_string(lane) + "]";
+    os << "      {\n";
+    if (usesInnerIndex)
+      os << "        const long long " << vars[inner] << " = "
+         << baseVars[inner] << " + " << lane << ";\n";
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      unsigned j = input->getOperandNumber();
+      BlockArgument arg = block->getArgument(j);
+      if (vectors[j].empty())
+        continue;
+      std::string name = fresh("x");
+      os << "        const " << computeType(arg.getType()) << " " << name
+         << " = "
+         << (is16BitFloat(arg.getType())
+                 ? "spmdk::toF32(" + vectors[j] + at + ")"
+                 : vectors[j] + at)
+         << ";\n";
+      names[arg] = name;
+    }
+    for (Operation &bodyOp : block->without_terminator())
+      if (!skip.contains(&bodyOp) && failed(emitScalarOp(&bodyOp, "        ")))
+        return failure();
+    if (failed(combineAll("        ")))
+      return failure();
+    os << "      }\n";
+  }
+  os << "    }\n    } else {\n";
+  return true;
 }
 
 LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
@@ -362,6 +743,16 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     combiners.push_back({def, partial});
   }
 
+  // Column form: a reduction into few outputs whose innermost loop is
+  // parallel (a bias or norm weight's gradient: the column sums of rows x
+  // cols) reads neighbouring outputs' elements together. A warp per output
+  // would read one column, each lane a different row (32 sectors for 32
+  // elements); instead a block takes kColumns neighbouring outputs, one per
+  // thread column, and its blockDim / kColumns rows of threads split the
+  // reduction, combined through shared memory.
+  bool columnTile = warpRows && fewLongReductions &&
+                    iters[numLoops - 1] == utils::IteratorType::parallel;
+
   // Loop sizes and the parallel work.
   os << "  // " << op->getName() << ": " << parallel.size() << " parallel, "
      << reduction.size() << " reduction loop(s)\n";
@@ -382,7 +773,24 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
       warpRows ? CudaLaunchKind::WarpPerRow : CudaLaunchKind::GridStride;
   os << "  const long long total = " << total.str() << ";\n";
   auto emitHeader = [&]() {
-    if (warpRows) {
+    if (columnTile) {
+      os << "  // column form: " << kColumns
+         << " neighbouring outputs per block, its rows of threads split the "
+            "reduction.\n";
+      os << "  const int col = threadIdx.x % " << kColumns << ";\n";
+      os << "  const int phase = threadIdx.x / " << kColumns << ";\n";
+      os << "  const int phases = blockDim.x / " << kColumns << ";\n";
+      for (unsigned k = 0; k < op.getNumDpsInits(); ++k)
+        os << "  SPMD_SHARED("
+           << computeType(block->getArgument(numInputs + k).getType())
+           << ", red" << k << ", 1024);\n";
+      os << "  for (long long g = blockIdx.x; g * " << kColumns
+         << " < total; g += gridDim.x) {\n";
+      os << "    const bool live = g * " << kColumns << " + col < total;\n";
+      // A thread past the last output reduces output 0 and stores nothing.
+      os << "    const long long t = live ? g * " << kColumns
+         << " + col : 0;\n";
+    } else if (warpRows) {
       os << "  const int lane = threadIdx.x & 31;\n";
       os << "  for (long long t = spmdk::globalThreadIndex() >> 5; t < total; "
             "t += spmdk::globalThreadCount() >> 5) {\n";
@@ -495,7 +903,11 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
 
   unsigned numInits = op.getNumDpsInits();
   if (reduction.empty()) {
-    if (failed(emitVectorized(op, parallel, block)))
+    llvm::SmallBitVector unit(numLoops);
+    for (unsigned d : parallel)
+      unit[d] = staticExtent({d}) == std::optional<int64_t>(1);
+    if (failed(emitTiled(op, parallel, unit, block)) ||
+        failed(emitVectorized(op, parallel, unit, block)))
       return failure();
     emitHeader();
     for (unsigned k = 0; k < numInits; ++k) {
@@ -554,9 +966,6 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     partials.push_back(name);
     skip.insert(combiners[k].op);
   }
-  emitReductionLoops("    ", "lane", "32");
-  if (failed(emitBody("      ", skip)))
-    return failure();
   // Combining the partial with this lane's accumulator: the same op with
   // the accumulator operand replaced.
   auto combine = [&](Operation *c, Value acc, const std::string &accName,
@@ -575,25 +984,60 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     names[partial] = savedPartial;
     return success();
   };
-  for (unsigned k = 0; k < numInits; ++k) {
-    BlockArgument acc = block->getArgument(numInputs + k);
-    if (failed(combine(combiners[k].op, acc, partials[k],
-                       value(combiners[k].partial), "      ", partials[k])))
-      return failure();
-  }
+  auto combineAll = [&](const std::string &indent) -> LogicalResult {
+    for (unsigned k = 0; k < numInits; ++k) {
+      BlockArgument acc = block->getArgument(numInputs + k);
+      if (failed(combine(combiners[k].op, acc, partials[k],
+                         value(combiners[k].partial), indent, partials[k])))
+        return failure();
+    }
+    return success();
+  };
+  FailureOr<bool> rowVector =
+      columnTile
+          ? FailureOr<bool>(false)
+          : emitRowVector(op, reduction, loopSizes, block, skip, combineAll);
+  if (failed(rowVector))
+    return failure();
+  if (columnTile)
+    os << "    #pragma unroll 8\n"; // loads of several rows in flight
+  emitReductionLoops("    ", columnTile ? "phase" : "lane",
+                     columnTile ? "phases" : "32");
+  if (failed(emitBody("      ", skip)) || failed(combineAll("      ")))
+    return failure();
+  if (*rowVector)
+    os << "    }\n";
   os << "    }\n";
-  os << "    for (int o = 16; o > 0; o >>= 1) {\n";
-  for (unsigned k = 0; k < numInits; ++k) {
-    BlockArgument acc = block->getArgument(numInputs + k);
-    std::string other = fresh("lane");
-    os << "      const " << computeType(acc.getType()) << " " << other
-       << " = spmdgShflXor(" << partials[k] << ", o);\n";
-    if (failed(combine(combiners[k].op, acc, partials[k], other, "      ",
-                       partials[k])))
-      return failure();
+  if (columnTile) {
+    for (unsigned k = 0; k < numInits; ++k)
+      os << "    red" << k << "[threadIdx.x] = " << partials[k] << ";\n";
+    os << "    __syncthreads();\n";
+    os << "    if (phase == 0 && live) {\n";
+    os << "      for (int p = 1; p < phases; ++p) {\n";
+    for (unsigned k = 0; k < numInits; ++k) {
+      BlockArgument acc = block->getArgument(numInputs + k);
+      std::string other = fresh("row");
+      os << "        const " << computeType(acc.getType()) << " " << other
+         << " = red" << k << "[p * " << kColumns << " + col];\n";
+      if (failed(combine(combiners[k].op, acc, partials[k], other, "        ",
+                         partials[k])))
+        return failure();
+    }
+    os << "      }\n";
+  } else {
+    os << "    for (int o = 16; o > 0; o >>= 1) {\n";
+    for (unsigned k = 0; k < numInits; ++k) {
+      BlockArgument acc = block->getArgument(numInputs + k);
+      std::string other = fresh("lane");
+      os << "      const " << computeType(acc.getType()) << " " << other
+         << " = spmdgShflXor(" << partials[k] << ", o);\n";
+      if (failed(combine(combiners[k].op, acc, partials[k], other, "      ",
+                         partials[k])))
+        return failure();
+    }
+    os << "    }\n";
+    os << "    if (lane == 0) {\n";
   }
-  os << "    }\n";
-  os << "    if (lane == 0) {\n";
   for (unsigned k = 0; k < numInits; ++k) {
     BlockArgument acc = block->getArgument(numInputs + k);
     std::string init = fresh("y");
@@ -606,6 +1050,8 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     os << "      " << storeOf(k, out) << "\n";
   }
   os << "    }\n";
+  if (columnTile)
+    os << "    __syncthreads();\n"; // red is rewritten by the next group
   os << "  }\n";
   return success();
 }

@@ -129,6 +129,16 @@ template <class Body> __device__ __forceinline__ void gridStride(i64 n, Body bod
 __device__ __forceinline__ bool aligned16(const void *p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
+template <int Bytes> __device__ __forceinline__ bool alignedTo(const void *p) {
+  return (reinterpret_cast<unsigned long long>(p) & (Bytes - 1ull)) == 0;
+}
+
+/// W neighbouring elements moved by one load or store of W * sizeof(T)
+/// bytes (the vector form of generated elementwise kernels): 8 bf16 are one
+/// 16-byte access where element by element they are eight 2-byte ones.
+template <class T, int W> struct alignas(W * sizeof(T)) Vec {
+  T v[W];
+};
 
 //===-- Reductions --------------------------------------------------------===//
 

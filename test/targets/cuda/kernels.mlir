@@ -8,13 +8,13 @@
 // RUN: spmd-cuda-check %s --emulate --dim-size 0 | FileCheck %s --check-prefix=EMPTY
 // RUN: spmd-cuda-check %s --emulate --dim-size 70 --seed 7 | FileCheck %s --check-prefix=BIG
 // RUN: spmd-cuda-check %s --emulate --row-reductions=false | FileCheck %s --check-prefix=SERIAL
-// Buffers 4 bytes past a 16-byte boundary: the float4 forms are not taken.
+// Buffers 4 bytes past a 16-byte boundary: the vector forms are not taken.
 // RUN: spmd-cuda-check %s --emulate --offset-bytes 4 | FileCheck %s --check-prefix=EMPTY
 // A wrong result is reported (the check can fail).
 // RUN: not spmd-cuda-check %s --emulate --test-break-kernel=row_max | FileCheck %s --check-prefix=BROKEN
 
-// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 15/15 kernels
-// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 15/15 kernels
+// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 17/17 kernels
+// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 17/17 kernels
 // CHK: all checks passed
 // EMPTY: all checks passed
 // BIG: all checks passed
@@ -63,13 +63,23 @@ func.func @bias_gelu(%x: memref<4x10xf32>, %b: memref<10xf32>, %y: memref<4x10xf
   return
 }
 
-// Softmax's row max: one warp per row, lanes over the row, shuffles.
+// Softmax's row max: one warp per row, lanes over the row, shuffles. Rows
+// whose length is a multiple of 4 and aligned: each lane reads 4
+// neighbouring elements (the vector form); else one at a time.
 // IR-LABEL: func.func @row_max
 // IR-SAME: spmd_cuda.launch = "warp_per_row", spmd_cuda.work = array<i64: 6>
 // CHECK-LABEL: // row_max: warp per row
 // CHECK: const int lane = threadIdx.x & 31;
 // CHECK: for (long long t = spmdk::globalThreadIndex() >> 5; t < total; t += spmdk::globalThreadCount() >> 5) {
 // CHECK: float [[P:part[0-9]+]] = spmdk::negInf();
+// CHECK: // vector form: 4 neighbouring elements per lane.
+// CHECK: if (n1 % 4 == 0 && spmdk::alignedTo<16>(a0 + 0LL)) {
+// CHECK: for (long long r = lane * 4; r < n1; r += 32 * 4) {
+// CHECK: const spmdk::Vec<float, 4> [[Q:q[0-9]+]] = *reinterpret_cast<const spmdk::Vec<float, 4> *>(a0 + (i0 * 40LL + i1b));
+// CHECK: = [[Q]].v[3];
+// CHECK: spmdgMaximumF({{x[0-9]+}}, [[P]]);
+// CHECK: [[P]] = v{{[0-9]+}};
+// CHECK: } else {
 // CHECK: for (long long r = lane; r < n1; r += 32) {
 // CHECK: spmdgMaximumF(
 // CHECK: for (int o = 16; o > 0; o >>= 1) {
@@ -164,14 +174,27 @@ func.func @col_sum(%x: memref<7x5xf32>, %s: memref<5xf32>) attributes {spmd.plan
 }
 
 // A long column reduction into few outputs (a bias gradient: 300 rows into
-// 37 columns, bf16 in, f32 out): a warp per column, the lanes striding
-// over the rows, so that the GPU is not left with one thread per column.
+// 37 columns, bf16 in, f32 out), launched as a warp per output so that the
+// GPU is not left with one thread per column: the column form, 8
+// neighbouring columns per block (reads of neighbouring addresses), the
+// block's rows of threads striding over the rows, combined in shared
+// memory; the last block's columns past 37 store nothing.
 // IR-LABEL: func.func @col_sum_long
 // IR-SAME: spmd_cuda.launch = "warp_per_row", spmd_cuda.work = array<i64: 37>
 // CHECK-LABEL: // col_sum_long: warp per row
-// CHECK: for (long long r = lane; r < n0; r += 32) {
-// CHECK: spmdgShflXor(
-// CHECK: if (lane == 0) {
+// CHECK: const int col = threadIdx.x % 8;
+// CHECK: SPMD_SHARED(float, red0, 1024);
+// CHECK: for (long long g = blockIdx.x; g * 8 < total; g += gridDim.x) {
+// CHECK: const long long t = live ? g * 8 + col : 0;
+// CHECK: for (long long r = phase; r < n0; r += phases) {
+// CHECK: spmdk::toF32(a0[i0 * 37LL + i1])
+// CHECK: red0[threadIdx.x] = [[P:part[0-9]+]];
+// CHECK: __syncthreads();
+// CHECK: if (phase == 0 && live) {
+// CHECK: red0[p * 8 + col];
+// CHECK: a1[i1] =
+// CHECK: __syncthreads();
+// CHECK-NOT: spmdgShflXor(
 func.func @col_sum_long(%x: memref<300x37xbf16>, %s: memref<37xf32>) attributes {spmd.plan_kernel} {
   linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<300x37xbf16>) outs(%s : memref<37xf32>) {
@@ -189,6 +212,35 @@ func.func @col_sum_long(%x: memref<300x37xbf16>, %s: memref<37xf32>) attributes 
 func.func @transpose_copy(%x: memref<6x8xf32>, %y: memref<8x6xf32>) attributes {spmd.plan_kernel} {
   %t = memref.transpose %x (d0, d1) -> (d1, d0) : memref<6x8xf32> to memref<8x6xf32, strided<[1, 8]>>
   linalg.copy ins(%t : memref<8x6xf32, strided<[1, 8]>>) outs(%y : memref<8x6xf32>)
+  return
+}
+
+// A transposed read of sizes that are multiples of 32: the tile form (read
+// along d0 where the input is contiguous, written along d1 where the output
+// is), the body applied on the way out; the element-by-element form after
+// it for other sizes.
+// CHECK-LABEL: // transpose_scale_tiled: grid-stride
+// CHECK: // tile form: 32 x 32 tiles through shared memory, read along d0, written along d1.
+// CHECK: if (n1 % 32 == 0 && n0 % 32 == 0) {
+// CHECK: SPMD_SHARED(float, tile, 32 * 33);
+// CHECK: const long long i0 = i0t * 32 + tx;
+// CHECK: tile[k * 33 + tx] = spmdk::toF32(a0[i0 + i1 * 96LL]);
+// CHECK: __syncthreads();
+// CHECK: const long long i1 = i1t * 32 + tx;
+// CHECK: const float [[X:x[0-9]+]] = tile[tx * 33 + k];
+// CHECK: (float)([[X]] * {{v[0-9]+}})
+// CHECK: a1[i0 * 64LL + i1] = spmdk::fromF32<spmdk::bf16>(
+// CHECK: return;
+// CHECK: for (long long t = spmdk::globalThreadIndex(); t < total; t += spmdk::globalThreadCount()) {
+func.func @transpose_scale_tiled(%x: memref<64x96xbf16>, %y: memref<96x64xbf16>) attributes {spmd.plan_kernel} {
+  %t = memref.transpose %x (d0, d1) -> (d1, d0) : memref<64x96xbf16> to memref<96x64xbf16, strided<[1, 96]>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<96x64xbf16, strided<[1, 96]>>) outs(%y : memref<96x64xbf16>) {
+  ^bb0(%a: bf16, %o: bf16):
+    %two = arith.constant 2.0 : bf16
+    %m = arith.mulf %a, %two : bf16
+    linalg.yield %m : bf16
+  }
   return
 }
 
@@ -307,8 +359,11 @@ func.func @argmax(%x: memref<3x9xf32>, %v: memref<3xf32>, %i: memref<3xi64>) att
 // IR-SAME: spmd_cuda.work = array<i64: 3, 0, 0>
 // CHECK-LABEL: // fill_collapsed: grid-stride
 // CHECK: const long long n0 = a0_d0 * 3LL;
+// CHECK: if (n0 % 8 == 0 && spmdk::alignedTo<16>(a0 + 0LL)) {
 // CHECK: const float [[C:v[0-9]+]] = (-1.5f);
-// CHECK: a0[i0] = spmdk::fromF32<spmdk::f16>([[C]]);
+// CHECK: o{{[0-9]+}}.v[7] = spmdk::fromF32<spmdk::f16>([[C]]);
+// CHECK: const float [[D:v[0-9]+]] = (-1.5f);
+// CHECK: a0[i0] = spmdk::fromF32<spmdk::f16>([[D]]);
 func.func @fill_collapsed(%x: memref<?x3xf16>) attributes {spmd.plan_kernel} {
   %c = arith.constant -1.5 : f16
   %f = memref.collapse_shape %x [[0, 1]] : memref<?x3xf16> into memref<?xf16>
@@ -316,17 +371,19 @@ func.func @fill_collapsed(%x: memref<?x3xf16>) attributes {spmd.plan_kernel} {
   return
 }
 
-// The float4 form of an elementwise kernel: taken when the innermost size
-// is a multiple of 4 and the contiguous operands are 16-byte aligned; the
-// row-broadcast operand is loaded once per 4 elements.
+// The vector form of an elementwise kernel: taken when the innermost size
+// is a multiple of 4 (f32: 16 bytes) and the contiguous operands are 16-byte
+// aligned; the row-broadcast operand is loaded once per 4 elements.
 // CHECK-LABEL: // scale_shift_vec4: grid-stride
-// CHECK: if (n1 % 4 == 0 && spmdk::aligned16(a0 + 0LL) && spmdk::aligned16(a1 + 0LL) && spmdk::aligned16(a3 + 0LL)) {
+// CHECK: if (n1 % 4 == 0 && spmdk::alignedTo<16>(a0 + 0LL) && spmdk::alignedTo<16>(a1 + 0LL) && spmdk::alignedTo<16>(a3 + 0LL)) {
 // CHECK: const long long i1b = (rest % nq) * 4;
-// CHECK: const float4 [[Q:q[0-9]+]] = *reinterpret_cast<const float4 *>(a0 + (i0 * 12LL + i1b));
-// CHECK: const float4 {{q[0-9]+}} = *reinterpret_cast<const float4 *>(a1 + i1b);
+// CHECK: const spmdk::Vec<float, 4> [[Q:q[0-9]+]] = *reinterpret_cast<const spmdk::Vec<float, 4> *>(a0 + (i0 * 12LL + i1b));
+// CHECK: const spmdk::Vec<float, 4> [[S:q[0-9]+]] = *reinterpret_cast<const spmdk::Vec<float, 4> *>(a1 + i1b);
 // CHECK: const float [[R:x[0-9]+]] = a2[i0];
-// CHECK: (float)([[Q]].x * {{q[0-9]+}}.x)
-// CHECK: *reinterpret_cast<float4 *>(a3 + (i0 * 12LL + i1b)) =
+// CHECK: const float [[X:x[0-9]+]] = [[Q]].v[0];
+// CHECK: const float [[Y:x[0-9]+]] = [[S]].v[0];
+// CHECK: (float)([[X]] * [[Y]])
+// CHECK: *reinterpret_cast<spmdk::Vec<float, 4> *>(a3 + (i0 * 12LL + i1b)) =
 // CHECK: return;
 // CHECK: for (long long t = spmdk::globalThreadIndex(); t < total; t += spmdk::globalThreadCount()) {
 func.func @scale_shift_vec4(%x: memref<3x12xf32>, %s: memref<12xf32>, %b: memref<3xf32>, %y: memref<3x12xf32>) attributes {spmd.plan_kernel} {
@@ -336,6 +393,33 @@ func.func @scale_shift_vec4(%x: memref<3x12xf32>, %s: memref<12xf32>, %b: memref
     %m = arith.mulf %a, %c : f32
     %r = arith.addf %m, %d : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+
+// 16-bit and boolean operands: 8 lanes (16 bytes of bf16, 8 of i1); the
+// innermost loop that moves is d1, the loop of one iteration after it
+// indexes 0.
+// CHECK-LABEL: // masked_scale_bf16: grid-stride
+// CHECK: if (n1 % 8 == 0 && spmdk::alignedTo<8>(a0 + 0LL) && spmdk::alignedTo<16>(a1 + 0LL) && spmdk::alignedTo<16>(a3 + 0LL)) {
+// CHECK: const long long i2 = 0;
+// CHECK: const long long i1b = (rest % nq) * 8;
+// CHECK: const spmdk::Vec<bool, 8> [[M:q[0-9]+]] = *reinterpret_cast<const spmdk::Vec<bool, 8> *>(a0 + (i1b + i2));
+// CHECK: const spmdk::Vec<spmdk::bf16, 8> [[X:q[0-9]+]] = *reinterpret_cast<const spmdk::Vec<spmdk::bf16, 8> *>(a1 + (i0 * 16LL + i1b + i2));
+// CHECK: const float {{x[0-9]+}} = spmdk::toF32(a2[i0]);
+// CHECK: const bool {{x[0-9]+}} = [[M]].v[7];
+// CHECK: const float {{x[0-9]+}} = spmdk::toF32([[X]].v[7]);
+// CHECK: o{{[0-9]+}}.v[7] = spmdk::fromF32<spmdk::bf16>(
+// CHECK: *reinterpret_cast<spmdk::Vec<spmdk::bf16, 8> *>(a3 + (i0 * 16LL + i1b + i2)) =
+func.func @masked_scale_bf16(%m: memref<16x1xi1>, %x: memref<3x16x1xbf16>, %s: memref<3xbf16>, %y: memref<3x16x1xbf16>) attributes {spmd.plan_kernel} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %x, %s : memref<16x1xi1>, memref<3x16x1xbf16>, memref<3xbf16>) outs(%y : memref<3x16x1xbf16>) {
+  ^bb0(%k: i1, %a: bf16, %c: bf16, %o: bf16):
+    %z = arith.constant 0.0 : bf16
+    %p = arith.mulf %a, %c : bf16
+    %r = arith.select %k, %z, %p : bf16
+    linalg.yield %r : bf16
   }
   return
 }
