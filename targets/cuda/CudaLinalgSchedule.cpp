@@ -450,13 +450,18 @@ FailureOr<bool> KernelEmitter::emitRowVector(
     ArrayRef<std::optional<Size>> loopSizes, Block *block,
     const llvm::SmallPtrSetImpl<Operation *> &skip,
     llvm::function_ref<LogicalResult(const std::string &)> combineAll) {
-  unsigned inner = op.getNumLoops() - 1;
-  if (reduction.empty() || reduction.back() != inner)
-    return false;
   auto isUnit = [&](unsigned d) {
     const Product &p = loopSizes[d]->product;
     return p.valid && p.factors.empty() && p.constant == 1;
   };
+  // The row: the innermost loop of more than one iteration, a reduction.
+  std::optional<unsigned> row;
+  for (unsigned d = op.getNumLoops(); d-- > 0 && !row;)
+    if (!isUnit(d))
+      row = d;
+  if (!row || !llvm::is_contained(reduction, *row))
+    return false;
+  unsigned inner = *row;
   SmallVector<std::string> vars, baseVars;
   for (unsigned d = 0; d < op.getNumLoops(); ++d) {
     vars.push_back("i" + std::to_string(d));
@@ -1000,7 +1005,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
   if (failed(rowVector))
     return failure();
   if (columnTile)
-    os << "    #pragma unroll 8\n"; // loads of several rows in flight
+    os << "    #pragma unroll 4\n"; // loads of several rows in flight
   emitReductionLoops("    ", columnTile ? "phase" : "lane",
                      columnTile ? "phases" : "32");
   if (failed(emitBody("      ", skip)) || failed(combineAll("      ")))

@@ -13,8 +13,8 @@
 // A wrong result is reported (the check can fail).
 // RUN: not spmd-cuda-check %s --emulate --test-break-kernel=row_max | FileCheck %s --check-prefix=BROKEN
 
-// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 17/17 kernels
-// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 17/17 kernels
+// CHK-DAG: nvrtc sm_80: {{[0-9]+}} bytes, 18/18 kernels
+// CHK-DAG: nvrtc sm_90: {{[0-9]+}} bytes, 18/18 kernels
 // CHK: all checks passed
 // EMPTY: all checks passed
 // BIG: all checks passed
@@ -419,6 +419,24 @@ func.func @masked_scale_bf16(%m: memref<16x1xi1>, %x: memref<3x16x1xbf16>, %s: m
     %z = arith.constant 0.0 : bf16
     %p = arith.mulf %a, %c : bf16
     %r = arith.select %k, %z, %p : bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+
+// A row reduction whose last loop has one iteration (the attention's
+// [b, h, q, 1, k, 1] softmax max): the row is the innermost loop that
+// moves, 8 bf16 per lane.
+// CHECK-LABEL: // row_max_unit_bf16: warp per row
+// CHECK: if (n1 % 8 == 0 && spmdk::alignedTo<16>(a0 + 0LL)) {
+// CHECK: for (long long r = lane * 8; r < n1 * n2; r += 32 * 8) {
+// CHECK: const spmdk::Vec<spmdk::bf16, 8> {{q[0-9]+}} = *reinterpret_cast<const spmdk::Vec<spmdk::bf16, 8> *>(a0 + (i0 * 40LL + i1b + i2));
+func.func @row_max_unit_bf16(%x: memref<6x40x1xbf16>, %m: memref<6xbf16>) attributes {spmd.plan_kernel} {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<6x40x1xbf16>) outs(%m : memref<6xbf16>) {
+  ^bb0(%a: bf16, %acc: bf16):
+    %r = arith.maximumf %a, %acc : bf16
     linalg.yield %r : bf16
   }
   return
