@@ -2,6 +2,7 @@
 
 #include "runtime/RankSteps.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -93,9 +94,12 @@ size_t feedablePrefix(const Schedule &schedule) {
 
 std::string runSteps(RankSteps &rank, int64_t steps, size_t fed,
                      const std::function<void(int64_t step)> &progress,
-                     double &secondsPerStep) {
+                     double &secondsPerStep, int64_t untimed) {
+  untimed = std::clamp<int64_t>(untimed, 0, steps - 1);
   auto start = std::chrono::steady_clock::now();
   for (int64_t s = 0; s < steps; ++s) {
+    if (s == untimed)
+      start = std::chrono::steady_clock::now();
     if (std::string err = rank.run(); !err.empty())
       return err;
     if (s + 1 < steps) {
@@ -107,7 +111,7 @@ std::string runSteps(RankSteps &rank, int64_t steps, size_t fed,
   secondsPerStep =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count() /
-      static_cast<double>(steps);
+      static_cast<double>(steps - untimed);
   return "";
 }
 

@@ -80,10 +80,12 @@ size_t feedablePrefix(const Schedule &schedule);
 
 /// Runs `steps` steps, feeding results 0..fed-1 back between them and
 /// calling `progress(s)` after step s of 1..steps-1. `secondsPerStep` is
-/// the mean time of a step. An error message or "".
+/// the mean time of the steps after the first `untimed` (at most steps - 1;
+/// the first steps pay for set-up: GEMM algorithm choice, graph capture).
+/// An error message or "".
 std::string runSteps(RankSteps &rank, int64_t steps, size_t fed,
                      const std::function<void(int64_t step)> &progress,
-                     double &secondsPerStep);
+                     double &secondsPerStep, int64_t untimed = 0);
 
 } // namespace spmd::plan
 

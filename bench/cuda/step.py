@@ -12,10 +12,10 @@ For each precision, GPU count N and parallelism it
 1. exports the step with the frontend (`python3 -m spmd_torch export ...
    --mesh tp=N --plan ... --feedback-order`, initial values and batch saved
    as arg<i>.npy);
-2. times `spmd-run --backend cuda --comm nccl` with a pair of runs,
-   `--steps B` and `--steps B+K` (it prints the mean over its steps;
-   (T(B+K)(B+K) - T(B) B) / K removes the first B steps; B = 1, or 2 with
-   --cuda-graph, whose second step is the capture);
+2. times `spmd-run --backend cuda --comm nccl --steps B+K --warmup B`
+   (the mean of the last K steps; B = 1, or 2 with --cuda-graph, whose
+   second step is the capture) after a run of `--steps B` that writes the
+   results the loss comparison reads;
 3. times step_torch.py on N processes from the same initial values (W
    warm-up steps, then K steps);
 4. repeats 2-3 --reps times, interleaved, and reports medians, the ratio
@@ -250,22 +250,20 @@ class Runner:
         return 2 if self.args.cuda_graph else 1
 
     def spmd_pair(self, folder, n, backend, extra, out_dir=None):
-        """Steady ms per step from --steps B and --steps B+K (B =
-        base_steps(); the first run writes its results to out_dir, outside
-        spmd-run's timer): (T(B+K)(B+K) - T(B) B) / K."""
+        """Steady ms per step: --steps B writes its results to out_dir (the
+        loss of step B), then --steps B+K --warmup B times the last K steps
+        (B = base_steps(): the first steps pay for set-up, which varies
+        between processes by more than K steps' noise)."""
         k, b = self.args.steps, self.base_steps()
         first = extra + (["--output-dir", out_dir] if out_dir else [])
         t1, err = self.spmd_run(self.spmd_cmd(folder, n, backend, first, b))
         if t1 is None:
             return None, err
-        tk, err = self.spmd_run(self.spmd_cmd(folder, n, backend, extra, b + k))
+        tk, err = self.spmd_run(self.spmd_cmd(
+            folder, n, backend, extra + ["--warmup", str(b)], b + k))
         if tk is None:
             return None, err
-        ms = (tk * (b + k) - t1 * b) / k
-        if ms <= 0:  # timer noise larger than K steps: raise --steps
-            return None, (f"T({b}) x {b} = {t1 * b:.3f} ms > T({b}+{k}) x {b + k} = "
-                          f"{tk * (b + k):.3f} ms: timing noise; raise --steps")
-        return ms, None
+        return tk, None
 
     def torch_cmd(self, par, n, folder, device, prec_flags):
         return [self.args.torch_python, os.path.join(HERE, "step_torch.py"), par,
@@ -338,12 +336,7 @@ def dry_run(args, r):
                 log(f"[{tag}] spmd-run --check failed:\n{text[-3000:]}")
             ms, err = r.spmd_pair(folder, n, "cpu", [])
             ms_cell = fmt(ms)
-            if ms is None and err.endswith("raise --steps"):
-                # The CPU timing is only a smoke test of the timing path: on a
-                # loaded machine the difference of two runs can be noise.
-                ms_cell = "noisy"
-                log(f"[{tag}] spmd-run timing noisy (not a failure):\n{err}")
-            elif ms is None:
+            if ms is None:
                 failures += 1
                 log(f"[{tag}] spmd-run timing failed:\n{err[-3000:]}")
             log(f"[{tag}] step_torch.py {par} {n} --device cpu")
@@ -373,8 +366,9 @@ def dry_run(args, r):
             print(f"| {prec} {PARALLELISMS[par][0]} | {colls} | "
                   f"{', '.join(checks)} | {ms_cell} | {torch_col} | {loss_col} |")
             gpu_extra = PRECISIONS[prec][1] + (["--cuda-graph"] if args.cuda_graph else [])
-            gpu_cmds.append(quote(r.spmd_cmd(folder, n, "cuda", gpu_extra,
-                                             r.base_steps() + args.steps), r.work))
+            gpu_cmds.append(quote(r.spmd_cmd(
+                folder, n, "cuda", gpu_extra + ["--warmup", str(r.base_steps())],
+                r.base_steps() + args.steps), r.work))
             gpu_cmds.append(quote(r.torch_cmd(par, n, folder, "cuda", PRECISIONS[prec][2]),
                                   r.work))
             if not args.keep_inputs:
@@ -434,8 +428,10 @@ def measure(args, r):
                 spmd_extra = PRECISIONS[prec][1] + extra_spmd if gpu_flags else []
                 tcmd = r.torch_cmd(par, n, folder, "cuda" if cuda else "cpu",
                                    PRECISIONS[prec][2])
-                cmds.append((tag, ecmd, r.spmd_cmd(folder, n, backend, spmd_extra,
-                                                   r.base_steps() + args.steps), tcmd))
+                cmds.append((tag, ecmd, r.spmd_cmd(
+                    folder, n, backend,
+                    spmd_extra + ["--warmup", str(r.base_steps())],
+                    r.base_steps() + args.steps), tcmd))
                 spmd_ms, torch_ms, torch_res, spmd_err = [], [], None, None
                 spmd_loss = None
                 for rep in range(args.reps):
@@ -498,8 +494,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
       f"AdamW (lr {HPARAMS['lr']}, weight decay {HPARAMS['weight_decay']}), "
       f"cross-entropy; batch {size['batch']} sequences per step for TP/TP+SP "
       f"and per GPU for DP/FSDP. ms/step: median of {args.reps} "
-      f"interleaved repetitions; spmd-run (T(B+{args.steps}) (B+{args.steps}) - T(B) B) / "
-      f"{args.steps} with B = {2 if args.cuda_graph else 1} (T: its mean ms/step), torch "
+      f"interleaved repetitions; spmd-run --steps B+{args.steps} --warmup B "
+      f"(the mean of the last {args.steps} steps) with B = {2 if args.cuda_graph else 1}, torch "
       f"{args.steps} steps after {args.warmup} warm-up steps.\n")
     if peaks:
         p(f"MFU: model FLOPs per step (GEMMs counted from the shapes, see "

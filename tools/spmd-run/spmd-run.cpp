@@ -13,7 +13,8 @@
 // every result: --reference when given, else the program itself (a global
 // program compiled without partitioning, or a local one without
 // collectives).
-// --steps K feeds result i back to argument i between steps.
+// --steps K feeds result i back to argument i between steps; --warmup W
+// leaves the first W of them out of the ms/step it prints.
 //
 // The work is in the libraries: targets/cpu/CpuProgram (load and compile),
 // targets/cuda/CudaBackend (GPU preparation), runtime/GlobalIO (inputs,
@@ -92,6 +93,12 @@ static llvm::cl::opt<std::string> partitionMode(
     llvm::cl::init("auto"));
 static llvm::cl::opt<int64_t> steps("steps", llvm::cl::desc("steps to run"),
                                     llvm::cl::init(1));
+static llvm::cl::opt<int64_t> warmup(
+    "warmup",
+    llvm::cl::desc("of the --steps, how many run before the timer starts "
+                   "(the first pays for set-up: GEMM algorithm choice, "
+                   "kernel loading, graph capture)"),
+    llvm::cl::init(0));
 static llvm::cl::opt<int64_t> threadsPerRank(
     "threads-per-rank",
     llvm::cl::desc("compute threads per rank for GEMMs and kernels (default: "
@@ -190,7 +197,8 @@ void parseOptions(int argc, char **argv) {
            &rtolOpt,        &referenceFile, &partitionMode, &steps,
            &printPlan,      &printBlas,     &commKind,      &verifyCollectives,
            &timeoutSeconds, &backendKind,   &cudaGraph,     &allowTF32,
-           &emuCxx,         &emuDir,        &traceFile,     &profile})
+           &emuCxx,         &emuDir,        &traceFile,     &profile,
+           &warmup})
     opt->addCategory(runCategory);
   llvm::cl::HideUnrelatedOptions(runCategory);
   llvm::cl::ParseCommandLineOptions(
@@ -205,6 +213,9 @@ void checkOptions() {
     die("--input-dir and --seed exclude each other");
   if (steps < 1)
     die("--steps must be at least 1");
+  if (warmup < 0 || warmup >= steps)
+    die("--warmup must be at least 0 and less than --steps (" +
+        std::to_string(steps) + ")");
   if (commKind != "inproc" && commKind != "mpi" && commKind != "nccl")
     die("--comm must be inproc, mpi or nccl, not '" + commKind + "'");
   if (backendKind != "cpu" && backendKind != "cuda" &&
@@ -363,7 +374,7 @@ void Run::runRank(int64_t d, Collectives *comm, const AbortFn &abort) {
       llvm::errs() << "spmd-run: step " << done << "/" << steps << " done\n";
   };
   double seconds = 0;
-  if (std::string err = runSteps(*rank, steps, fed, progress, seconds);
+  if (std::string err = runSteps(*rank, steps, fed, progress, seconds, warmup);
       !err.empty())
     return fail(err);
   if (d == 0) {
@@ -585,7 +596,11 @@ int main(int argc, char **argv) {
   if (!check) {
     llvm::errs() << "spmd-run: " << schedule.name << " ran on " << numRanks
                  << " rank(s), " << steps << " step(s), "
-                 << llvm::format("%.3f", run.stepSeconds * 1e3) << " ms/step\n";
+                 << llvm::format("%.3f", run.stepSeconds * 1e3) << " ms/step"
+                 << (warmup
+                         ? " (the last " + std::to_string(steps - warmup) + ")"
+                         : std::string())
+                 << "\n";
     return 0;
   }
   if (!reference) {
