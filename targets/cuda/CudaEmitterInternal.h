@@ -99,6 +99,20 @@ std::string intLiteral(const mlir::APInt &v, mlir::Type type);
 
 //===-- The emitter of one kernel -----------------------------------------===//
 
+/// How the vector forms read an op's operands, W iterations of loop `inner`
+/// at a time (KernelEmitter::vectorAccess).
+struct VectorAccess {
+  enum Kind { Scalar, Contiguous, Invariant };
+  unsigned inner = 0;
+  int64_t width = 0;
+  std::string condition;         // the run-time test the form is taken under
+  mlir::SmallVector<Kind> kinds; // per operand
+  mlir::SmallVector<std::string> elemTypes; // contiguous: storage type
+  mlir::SmallVector<std::string> vectors;   // loaded: the Vec variable
+  /// The spmdk::Vec type of contiguous operand `j`.
+  std::string type(unsigned j) const;
+};
+
 class KernelEmitter {
 public:
   KernelEmitter(mlir::func::FuncOp func, CudaKernel &result, bool rowReductions)
@@ -140,9 +154,20 @@ private:
                                 llvm::ArrayRef<unsigned> parallel,
                                 const llvm::SmallBitVector &unit,
                                 mlir::Block *block);
+  std::optional<VectorAccess>
+  vectorAccess(mlir::linalg::LinalgOp op,
+               llvm::ArrayRef<mlir::OpOperand *> operands, unsigned inner,
+               const llvm::SmallBitVector &unit);
+  mlir::LogicalResult
+  emitVectorLoads(mlir::linalg::LinalgOp op,
+                  llvm::ArrayRef<mlir::OpOperand *> operands, VectorAccess &va,
+                  llvm::ArrayRef<std::string> baseVars,
+                  const std::string &indent);
+  void bindLane(mlir::linalg::LinalgOp op, const VectorAccess &va, int64_t lane,
+                const std::string &indent);
   mlir::FailureOr<bool> emitRowVector(
       mlir::linalg::LinalgOp op, llvm::ArrayRef<unsigned> reduction,
-      llvm::ArrayRef<std::optional<Size>> loopSizes, mlir::Block *block,
+      const llvm::SmallBitVector &unit,
       const llvm::SmallPtrSetImpl<mlir::Operation *> &skip,
       llvm::function_ref<mlir::LogicalResult(const std::string &)> combineAll);
   mlir::LogicalResult emitVectorized(mlir::linalg::LinalgOp op,

@@ -66,16 +66,171 @@ std::string combinerIdentity(Operation *op, Type type) {
 
 } // namespace
 
-/// The vector form of an elementwise kernel, taken at run time when the
-/// innermost parallel loop of more than one iteration has a size that is a
-/// multiple of W and every operand that moves along it is contiguous along
-/// it and aligned to W elements at every row: each thread handles W
-/// neighbouring elements with one W-element load per such operand and one
-/// store per output (spmdk::Vec: 16 bytes for 4 f32 or 8 bf16). Operands
-/// that do not move along that loop (broadcasts) are loaded once per thread;
-/// loops of one iteration index 0. Prints nothing when the kernel does not
-/// have that form (elements wider than 4 bytes, a loop fused into an index
-/// expression, an output broadcast along the loop).
+/// How W neighbouring iterations of loop `inner` read `operands`: each one
+/// is a scalar (not a buffer), contiguous along the loop (one W-element
+/// load, spmdk::Vec: 16 bytes for 4 f32 or 8 bf16) or invariant along it (a
+/// broadcast, one element). Nothing when an operand has another form
+/// (elements wider than 4 bytes, a stride other than 0 or 1, the loop fused
+/// into an index expression); `condition` is the run-time test that the
+/// loop's size is a multiple of W and every contiguous operand aligned to W
+/// elements at every row (loops of one iteration left out).
+std::optional<VectorAccess>
+KernelEmitter::vectorAccess(linalg::LinalgOp op, ArrayRef<OpOperand *> operands,
+                            unsigned inner, const llvm::SmallBitVector &unit) {
+  VectorAccess va;
+  va.inner = inner;
+  unsigned n = op->getNumOperands();
+  va.kinds.assign(n, VectorAccess::Scalar);
+  va.elemTypes.assign(n, "");
+  va.vectors.assign(n, "");
+  SmallVector<int64_t> elemBytes(n, 0);
+  SmallVector<SmallVector<IExpr>> rowStrides(n);
+  int64_t widest = 0;
+  for (OpOperand *operand : operands) {
+    unsigned j = operand->getOperandNumber();
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    if (!type)
+      continue;
+    const View &v = views[operand->get()];
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    IExpr stride = IExpr::constant(0);
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      AffineExpr e = map.getResult(r);
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (d && d.getPosition() == inner)
+        stride = add(stride, v.strides[r]);
+      else if (e.isFunctionOfDim(inner))
+        return std::nullopt; // d0 + d1 style
+      else if (!d || !unit.test(d.getPosition()))
+        rowStrides[j].push_back(v.strides[r]);
+    }
+    if (stride.isConst && stride.value == 0) {
+      va.kinds[j] = VectorAccess::Invariant;
+      continue;
+    }
+    Type elem = type.getElementType();
+    std::optional<std::string> storage = storageType(elem);
+    unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
+    if (!stride.isConst || stride.value != 1 || !storage || bits > 32)
+      return std::nullopt;
+    va.kinds[j] = VectorAccess::Contiguous;
+    va.elemTypes[j] = *storage;
+    elemBytes[j] = bits <= 8 ? 1 : bits / 8;
+    widest = std::max(widest, elemBytes[j]);
+  }
+  if (widest == 0)
+    return std::nullopt;
+  // 16-byte accesses for the widest type, at least 4 and at most 8 lanes.
+  va.width = std::clamp<int64_t>(16 / widest, 4, 8);
+  std::string w = std::to_string(va.width);
+  SmallVector<std::string> conditions = {"n" + std::to_string(inner) + " % " +
+                                         w + " == 0"};
+  for (OpOperand *operand : operands) {
+    unsigned j = operand->getOperandNumber();
+    if (va.kinds[j] != VectorAccess::Contiguous)
+      continue;
+    const View &v = views[operand->get()];
+    conditions.push_back(
+        "spmdk::alignedTo<" + std::to_string(va.width * elemBytes[j]) + ">(" +
+        result.params[v.arg].name + " + " + v.offset.operand() + ")");
+    for (const IExpr &other : rowStrides[j]) {
+      if (other.isConst && other.value % va.width != 0)
+        return std::nullopt;
+      if (!other.isConst)
+        conditions.push_back(other.operand() + " % " + w + " == 0");
+    }
+  }
+  SmallVector<std::string> unique;
+  for (const std::string &c : conditions)
+    if (!llvm::is_contained(unique, c))
+      unique.push_back(c);
+  va.condition = llvm::join(unique, " && ");
+  return va;
+}
+
+std::string VectorAccess::type(unsigned j) const {
+  return "spmdk::Vec<" + elemTypes[j] + ", " + std::to_string(width) + ">";
+}
+
+/// The loads of W iterations at `baseVars` (the inner loop's variable at
+/// the first of them): a vector per contiguous operand, an element per
+/// invariant one, the value of a scalar one; unused operands are skipped.
+LogicalResult KernelEmitter::emitVectorLoads(linalg::LinalgOp op,
+                                             ArrayRef<OpOperand *> operands,
+                                             VectorAccess &va,
+                                             ArrayRef<std::string> baseVars,
+                                             const std::string &indent) {
+  Block *block = op.getBlock();
+  for (OpOperand *operand : operands) {
+    unsigned j = operand->getOperandNumber();
+    BlockArgument arg = block->getArgument(j);
+    if (arg.use_empty())
+      continue;
+    if (va.kinds[j] == VectorAccess::Scalar) {
+      Value value = operand->get();
+      if (Operation *def = value.getDefiningOp()) {
+        if (failed(emitScalarOp(def, indent)))
+          return failure();
+        names[arg] = names.lookup(def->getResult(0));
+      } else {
+        names[arg] = names.lookup(value);
+      }
+      continue;
+    }
+    FailureOr<IExpr> off = access(op, *operand, baseVars);
+    if (failed(off))
+      return failure();
+    std::string ptr = result.params[views[operand->get()].arg].name;
+    Type elem = cast<MemRefType>(operand->get().getType()).getElementType();
+    if (va.kinds[j] == VectorAccess::Contiguous) {
+      va.vectors[j] = fresh("q");
+      os << indent << "const " << va.type(j) << " " << va.vectors[j]
+         << " = *reinterpret_cast<const " << va.type(j) << " *>(" << ptr
+         << " + " << off->operand() << ");\n";
+    } else {
+      std::string name = fresh("x");
+      std::string at = ptr + "[" + off->str() + "]";
+      os << indent << "const " << computeType(elem) << " " << name << " = "
+         << (is16BitFloat(elem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
+      names[arg] = name;
+    }
+  }
+  return success();
+}
+
+/// Opens lane `lane` of W: the inner loop's index where the body reads it,
+/// and each loaded vector's element as its block argument's value.
+void KernelEmitter::bindLane(linalg::LinalgOp op, const VectorAccess &va,
+                             int64_t lane, const std::string &indent) {
+  Block *block = op.getBlock();
+  std::string at = ".v[" + std::to_string(lane) + "]";
+  bool usesInnerIndex = false;
+  block->walk([&](linalg::IndexOp index) {
+    usesInnerIndex |= index.getDim() == va.inner;
+  });
+  if (usesInnerIndex)
+    os << indent << "const long long i" << va.inner << " = i" << va.inner
+       << "b + " << lane << ";\n";
+  for (unsigned j = 0; j < op->getNumOperands(); ++j) {
+    BlockArgument arg = block->getArgument(j);
+    if (va.vectors[j].empty())
+      continue;
+    std::string name = fresh("x");
+    os << indent << "const " << computeType(arg.getType()) << " " << name
+       << " = "
+       << (is16BitFloat(arg.getType())
+               ? "spmdk::toF32(" + va.vectors[j] + at + ")"
+               : va.vectors[j] + at)
+       << ";\n";
+    names[arg] = name;
+  }
+}
+
+/// The vector form of an elementwise kernel (see vectorAccess), along the
+/// innermost parallel loop of more than one iteration: each thread handles
+/// W neighbouring elements, one store per output. Loops of one iteration
+/// index 0. Prints nothing when the kernel does not have that form or an
+/// output is broadcast along the loop.
 LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
                                             ArrayRef<unsigned> parallel,
                                             const llvm::SmallBitVector &unit,
@@ -87,83 +242,23 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
   if (moving.empty())
     return success();
   unsigned inner = moving.back();
-  enum Kind { Scalar, Contiguous, Invariant };
-  SmallVector<Kind> kinds;
-  SmallVector<std::string> elemTypes(op->getNumOperands());
-  SmallVector<int64_t> elemBytes(op->getNumOperands(), 0);
-  SmallVector<SmallVector<IExpr>> rowStrides(op->getNumOperands());
+  SmallVector<OpOperand *> operands;
+  for (OpOperand &operand : op->getOpOperands())
+    operands.push_back(&operand);
+  std::optional<VectorAccess> va = vectorAccess(op, operands, inner, unit);
+  if (!va)
+    return success();
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (va->kinds[init.getOperandNumber()] != VectorAccess::Contiguous)
+      return success();
   SmallVector<std::string> baseVars;
   for (unsigned d = 0; d < op.getNumLoops(); ++d)
     baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
                                   : "i" + std::to_string(d));
-  int64_t widest = 0;
-  for (OpOperand &operand : op->getOpOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type) {
-      kinds.push_back(Scalar);
-      continue;
-    }
-    const View &v = views[operand.get()];
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    IExpr stride = IExpr::constant(0);
-    for (unsigned j = 0; j < map.getNumResults(); ++j) {
-      AffineExpr e = map.getResult(j);
-      auto d = dyn_cast<AffineDimExpr>(e);
-      if (d && d.getPosition() == inner)
-        stride = add(stride, v.strides[j]);
-      else if (e.isFunctionOfDim(inner))
-        return success(); // d0 + d1 style: not vectorized
-      else if (!d || !unit.test(d.getPosition()))
-        rowStrides[operand.getOperandNumber()].push_back(v.strides[j]);
-    }
-    if (stride.isConst && stride.value == 0) {
-      if (op.isDpsInit(&operand))
-        return success();
-      kinds.push_back(Invariant);
-      continue;
-    }
-    Type elem = type.getElementType();
-    std::optional<std::string> storage = storageType(elem);
-    unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
-    if (!stride.isConst || stride.value != 1 || !storage || bits > 32)
-      return success();
-    kinds.push_back(Contiguous);
-    elemTypes[operand.getOperandNumber()] = *storage;
-    elemBytes[operand.getOperandNumber()] = bits <= 8 ? 1 : bits / 8;
-    widest = std::max(widest, elemBytes[operand.getOperandNumber()]);
-  }
-  if (widest == 0)
-    return success();
-  // 16-byte accesses for the widest type, at least 4 and at most 8 lanes.
-  int64_t width = std::clamp<int64_t>(16 / widest, 4, 8);
-  std::string w = std::to_string(width);
-  SmallVector<std::string> conditions = {"n" + std::to_string(inner) + " % " +
-                                         w + " == 0"};
-  for (OpOperand &operand : op->getOpOperands()) {
-    unsigned j = operand.getOperandNumber();
-    if (kinds[j] != Contiguous)
-      continue;
-    // Every row start aligned to the vector: base + offset, and the strides
-    // of the other dims, multiples of W elements.
-    const View &v = views[operand.get()];
-    conditions.push_back(
-        "spmdk::alignedTo<" + std::to_string(width * elemBytes[j]) + ">(" +
-        result.params[v.arg].name + " + " + v.offset.operand() + ")");
-    for (const IExpr &other : rowStrides[j]) {
-      if (other.isConst && other.value % width != 0)
-        return success();
-      if (!other.isConst)
-        conditions.push_back(other.operand() + " % " + w + " == 0");
-    }
-  }
-  SmallVector<std::string> unique;
-  for (const std::string &c : conditions)
-    if (!llvm::is_contained(unique, c))
-      unique.push_back(c);
-  std::string cond = llvm::join(unique, " && ");
+  std::string w = std::to_string(va->width);
   std::string n = "n" + std::to_string(inner);
   os << "  // vector form: " << w << " neighbouring elements per thread.\n";
-  os << "  if (" << cond << ") {\n";
+  os << "  if (" << va->condition << ") {\n";
   os << "    const long long nq = " << n << " / " << w << ";\n";
   os << "    for (long long t = spmdk::globalThreadIndex(); t < total / " << w
      << "; t += spmdk::globalThreadCount()) {\n";
@@ -186,80 +281,21 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
       os << "      const long long " << var << " = (rest % " << size << ")"
          << scale << ";\n      rest /= " << size << ";\n";
   }
-  auto vecType = [&](unsigned j) {
-    return "spmdk::Vec<" + elemTypes[j] + ", " + w + ">";
-  };
-  // Loads: one vector per contiguous operand whose value is used (outputs
-  // too when the body reads them), one scalar per invariant one.
+  // Outputs too are loaded when the body reads them.
+  if (failed(emitVectorLoads(op, operands, *va, baseVars, "      ")))
+    return failure();
   unsigned numInputs = op.getNumDpsInputs();
-  SmallVector<std::string> vectors(op->getNumOperands());
-  for (OpOperand &operand : op->getOpOperands()) {
-    unsigned j = operand.getOperandNumber();
-    BlockArgument arg = block->getArgument(j);
-    if (kinds[j] == Scalar) {
-      if (arg.use_empty())
-        continue;
-      Value value = operand.get();
-      if (Operation *def = value.getDefiningOp()) {
-        if (failed(emitScalarOp(def, "      ")))
-          return failure();
-        names[arg] = names.lookup(def->getResult(0));
-      } else {
-        names[arg] = names.lookup(value);
-      }
-      continue;
-    }
-    if (arg.use_empty())
-      continue;
-    const View &v = views[operand.get()];
-    FailureOr<IExpr> off = access(op, operand, baseVars);
-    if (failed(off))
-      return failure();
-    std::string ptr = result.params[v.arg].name;
-    Type elem = cast<MemRefType>(operand.get().getType()).getElementType();
-    if (kinds[j] == Contiguous) {
-      vectors[j] = fresh("q");
-      os << "      const " << vecType(j) << " " << vectors[j]
-         << " = *reinterpret_cast<const " << vecType(j) << " *>(" << ptr
-         << " + " << off->operand() << ");\n";
-    } else {
-      std::string name = fresh("x");
-      std::string at = ptr + "[" + off->str() + "]";
-      os << "      const " << computeType(elem) << " " << name << " = "
-         << (is16BitFloat(elem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
-      names[arg] = name;
-    }
-  }
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   SmallVector<std::string> outs;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     outs.push_back(fresh("o"));
-    os << "      " << vecType(init.getOperandNumber()) << " " << outs.back()
+    os << "      " << va->type(init.getOperandNumber()) << " " << outs.back()
        << ";\n";
   }
-  bool usesInnerIndex = false;
-  block->walk([&](linalg::IndexOp index) {
-    usesInnerIndex |= index.getDim() == inner;
-  });
-  for (int64_t lane = 0; lane < width; ++lane) {
+  for (int64_t lane = 0; lane < va->width; ++lane) {
     std::string at = ".v[" + std::to_string(lane) + "]";
     os << "      {\n";
-    if (usesInnerIndex)
-      os << "        const long long i" << inner << " = i" << inner << "b + "
-         << lane << ";\n";
-    for (unsigned j = 0; j < op->getNumOperands(); ++j) {
-      BlockArgument arg = block->getArgument(j);
-      if (vectors[j].empty() || arg.use_empty())
-        continue;
-      std::string name = fresh("x");
-      os << "        const " << computeType(arg.getType()) << " " << name
-         << " = "
-         << (is16BitFloat(arg.getType())
-                 ? "spmdk::toF32(" + vectors[j] + at + ")"
-                 : vectors[j] + at)
-         << ";\n";
-      names[arg] = name;
-    }
+    bindLane(op, *va, lane, "        ");
     for (Operation &bodyOp : block->without_terminator())
       if (failed(emitScalarOp(&bodyOp, "        ")))
         return failure();
@@ -269,7 +305,7 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
       std::string v = value(yield.getOperand(k));
       os << "        " << outs[k] << at << " = "
          << (is16BitFloat(elem)
-                 ? "spmdk::fromF32<" + elemTypes[init.getOperandNumber()] +
+                 ? "spmdk::fromF32<" + va->elemTypes[init.getOperandNumber()] +
                        ">(" + v + ")"
                  : v)
          << ";\n";
@@ -281,7 +317,7 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
     FailureOr<IExpr> off = access(op, init, baseVars);
     if (failed(off))
       return failure();
-    os << "      *reinterpret_cast<" << vecType(init.getOperandNumber())
+    os << "      *reinterpret_cast<" << va->type(init.getOperandNumber())
        << " *>(" << result.params[views[init.get()].arg].name << " + "
        << off->operand() << ") = " << outs[k] << ";\n";
   }
@@ -437,176 +473,57 @@ LogicalResult KernelEmitter::emitTiled(linalg::LinalgOp op,
   return success();
 }
 
-/// The vector form of a warp-per-row reduction's loop: when the innermost
-/// (reduction) loop's size is a multiple of W and every input that moves
-/// along it is contiguous and aligned to W elements at every row, each lane
-/// reads W neighbouring elements of the row with one load per input (one
-/// element per lane and iteration leaves too few bytes in flight: a bf16 row
-/// max ran at a quarter of the copy bandwidth). Prints `if (cond) { loop }
-/// else {` and returns true, the caller closing it after the scalar loop;
-/// prints nothing and returns false when the op does not have that form.
+/// The vector form of a warp-per-row reduction's loop (see vectorAccess):
+/// when the row (the innermost loop of more than one iteration) is a
+/// reduction loop, each lane reads W neighbouring elements of the row per
+/// iteration (one element per lane leaves too few bytes in flight: a bf16
+/// row max ran at a quarter of the copy bandwidth). Prints `if (cond) {
+/// loop } else {` and returns true, the caller closing it after the scalar
+/// loop; prints nothing and returns false when the op does not have that
+/// form.
 FailureOr<bool> KernelEmitter::emitRowVector(
     linalg::LinalgOp op, ArrayRef<unsigned> reduction,
-    ArrayRef<std::optional<Size>> loopSizes, Block *block,
+    const llvm::SmallBitVector &unit,
     const llvm::SmallPtrSetImpl<Operation *> &skip,
     llvm::function_ref<LogicalResult(const std::string &)> combineAll) {
-  auto isUnit = [&](unsigned d) {
-    const Product &p = loopSizes[d]->product;
-    return p.valid && p.factors.empty() && p.constant == 1;
-  };
-  // The row: the innermost loop of more than one iteration, a reduction.
   std::optional<unsigned> row;
   for (unsigned d = op.getNumLoops(); d-- > 0 && !row;)
-    if (!isUnit(d))
+    if (!unit.test(d))
       row = d;
   if (!row || !llvm::is_contained(reduction, *row))
     return false;
   unsigned inner = *row;
-  SmallVector<std::string> vars, baseVars;
-  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
-    vars.push_back("i" + std::to_string(d));
-    baseVars.push_back(d == inner ? vars.back() + "b" : vars.back());
-  }
-  enum Kind { Other, Contiguous, Invariant };
-  SmallVector<Kind> kinds(op->getNumOperands(), Other);
-  SmallVector<std::string> elemTypes(op->getNumOperands());
-  SmallVector<int64_t> elemBytes(op->getNumOperands(), 0);
-  SmallVector<SmallVector<IExpr>> rowStrides(op->getNumOperands());
-  int64_t widest = 0;
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    auto type = dyn_cast<MemRefType>(input->get().getType());
-    unsigned j = input->getOperandNumber();
-    if (!type)
-      continue;
-    const View &v = views[input->get()];
-    AffineMap map = op.getMatchingIndexingMap(input);
-    IExpr stride = IExpr::constant(0);
-    for (unsigned r = 0; r < map.getNumResults(); ++r) {
-      AffineExpr e = map.getResult(r);
-      auto d = dyn_cast<AffineDimExpr>(e);
-      if (d && d.getPosition() == inner)
-        stride = add(stride, v.strides[r]);
-      else if (e.isFunctionOfDim(inner))
-        return false;
-      else if (!d || !isUnit(d.getPosition()))
-        rowStrides[j].push_back(v.strides[r]);
-    }
-    if (stride.isConst && stride.value == 0) {
-      kinds[j] = Invariant;
-      continue;
-    }
-    Type elem = type.getElementType();
-    std::optional<std::string> storage = storageType(elem);
-    unsigned bits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 64;
-    if (!stride.isConst || stride.value != 1 || !storage || bits > 32)
-      return false;
-    kinds[j] = Contiguous;
-    elemTypes[j] = *storage;
-    elemBytes[j] = bits <= 8 ? 1 : bits / 8;
-    widest = std::max(widest, elemBytes[j]);
-  }
-  if (widest == 0)
+  SmallVector<OpOperand *> inputs = op.getDpsInputOperands();
+  std::optional<VectorAccess> va = vectorAccess(op, inputs, inner, unit);
+  if (!va)
     return false;
-  int64_t width = std::clamp<int64_t>(16 / widest, 4, 8);
-  std::string w = std::to_string(width);
-  SmallVector<std::string> conditions = {"n" + std::to_string(inner) + " % " +
-                                         w + " == 0"};
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    unsigned j = input->getOperandNumber();
-    if (kinds[j] != Contiguous)
-      continue;
-    const View &v = views[input->get()];
-    conditions.push_back(
-        "spmdk::alignedTo<" + std::to_string(width * elemBytes[j]) + ">(" +
-        result.params[v.arg].name + " + " + v.offset.operand() + ")");
-    for (const IExpr &other : rowStrides[j]) {
-      if (other.isConst && other.value % width != 0)
-        return false;
-      if (!other.isConst)
-        conditions.push_back(other.operand() + " % " + w + " == 0");
-    }
-  }
-  SmallVector<std::string> unique;
-  for (const std::string &c : conditions)
-    if (!llvm::is_contained(unique, c))
-      unique.push_back(c);
+  SmallVector<std::string> baseVars;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
+                                  : "i" + std::to_string(d));
+  std::string w = std::to_string(va->width);
   IExpr rtotal = IExpr::constant(1);
   for (unsigned d : reduction)
     rtotal = mul(rtotal, IExpr::symbol("n" + std::to_string(d)));
   os << "    // vector form: " << w << " neighbouring elements per lane.\n";
-  os << "    if (" << llvm::join(unique, " && ") << ") {\n";
+  os << "    if (" << va->condition << ") {\n";
   os << "    for (long long r = lane * " << w << "; r < " << rtotal.str()
      << "; r += 32 * " << w << ") {\n";
   os << "      long long rrest = r;\n";
   for (unsigned p = reduction.size(); p-- > 0;) {
     unsigned d = reduction[p];
-    std::string var = baseVars[d];
     if (p == 0)
-      os << "      const long long " << var << " = rrest;\n";
+      os << "      const long long " << baseVars[d] << " = rrest;\n";
     else
-      os << "      const long long " << var << " = rrest % n" << d
+      os << "      const long long " << baseVars[d] << " = rrest % n" << d
          << ";\n      rrest /= n" << d << ";\n";
   }
-  SmallVector<std::string> vectors(op->getNumOperands());
-  for (OpOperand *input : op.getDpsInputOperands()) {
-    unsigned j = input->getOperandNumber();
-    BlockArgument arg = block->getArgument(j);
-    if (arg.use_empty())
-      continue;
-    if (kinds[j] == Other) { // a scalar input
-      Value v = input->get();
-      if (Operation *def = v.getDefiningOp()) {
-        if (failed(emitScalarOp(def, "      ")))
-          return failure();
-        names[arg] = names.lookup(def->getResult(0));
-      } else {
-        names[arg] = names.lookup(v);
-      }
-      continue;
-    }
-    FailureOr<IExpr> off = access(op, *input, baseVars);
-    if (failed(off))
-      return failure();
-    std::string ptr = result.params[views[input->get()].arg].name;
-    Type elem = cast<MemRefType>(input->get().getType()).getElementType();
-    if (kinds[j] == Contiguous) {
-      std::string vt = "spmdk::Vec<" + elemTypes[j] + ", " + w + ">";
-      vectors[j] = fresh("q");
-      os << "      const " << vt << " " << vectors[j]
-         << " = *reinterpret_cast<const " << vt << " *>(" << ptr << " + "
-         << off->operand() << ");\n";
-    } else {
-      std::string name = fresh("x");
-      std::string at = ptr + "[" + off->str() + "]";
-      os << "      const " << computeType(elem) << " " << name << " = "
-         << (is16BitFloat(elem) ? "spmdk::toF32(" + at + ")" : at) << ";\n";
-      names[arg] = name;
-    }
-  }
-  bool usesInnerIndex = false;
-  block->walk([&](linalg::IndexOp index) {
-    usesInnerIndex |= index.getDim() == inner;
-  });
-  for (int64_t lane = 0; lane < width; ++lane) {
-    std::string at = ".v[" + std::to_string(lane) + "]";
+  if (failed(emitVectorLoads(op, inputs, *va, baseVars, "      ")))
+    return failure();
+  Block *block = op.getBlock();
+  for (int64_t lane = 0; lane < va->width; ++lane) {
     os << "      {\n";
-    if (usesInnerIndex)
-      os << "        const long long " << vars[inner] << " = "
-         << baseVars[inner] << " + " << lane << ";\n";
-    for (OpOperand *input : op.getDpsInputOperands()) {
-      unsigned j = input->getOperandNumber();
-      BlockArgument arg = block->getArgument(j);
-      if (vectors[j].empty())
-        continue;
-      std::string name = fresh("x");
-      os << "        const " << computeType(arg.getType()) << " " << name
-         << " = "
-         << (is16BitFloat(arg.getType())
-                 ? "spmdk::toF32(" + vectors[j] + at + ")"
-                 : vectors[j] + at)
-         << ";\n";
-      names[arg] = name;
-    }
+    bindLane(op, *va, lane, "        ");
     for (Operation &bodyOp : block->without_terminator())
       if (!skip.contains(&bodyOp) && failed(emitScalarOp(&bodyOp, "        ")))
         return failure();
@@ -907,10 +824,10 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
   };
 
   unsigned numInits = op.getNumDpsInits();
+  llvm::SmallBitVector unit(numLoops); // loops of one iteration
+  for (unsigned d = 0; d < numLoops; ++d)
+    unit[d] = staticExtent({d}) == std::optional<int64_t>(1);
   if (reduction.empty()) {
-    llvm::SmallBitVector unit(numLoops);
-    for (unsigned d : parallel)
-      unit[d] = staticExtent({d}) == std::optional<int64_t>(1);
     if (failed(emitTiled(op, parallel, unit, block)) ||
         failed(emitVectorized(op, parallel, unit, block)))
       return failure();
@@ -999,9 +916,8 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     return success();
   };
   FailureOr<bool> rowVector =
-      columnTile
-          ? FailureOr<bool>(false)
-          : emitRowVector(op, reduction, loopSizes, block, skip, combineAll);
+      columnTile ? FailureOr<bool>(false)
+                 : emitRowVector(op, reduction, unit, skip, combineAll);
   if (failed(rowVector))
     return failure();
   if (columnTile)
