@@ -64,6 +64,16 @@ std::string combinerIdentity(Operation *op, Type type) {
   return "";
 }
 
+/// The loop variables i0, i1, ... of `numLoops` loops; loop `base`'s named
+/// i<base>b (the first of a vector form's W iterations).
+SmallVector<std::string> loopVarNames(unsigned numLoops,
+                                      std::optional<unsigned> base = {}) {
+  SmallVector<std::string> vars;
+  for (unsigned d = 0; d < numLoops; ++d)
+    vars.push_back("i" + std::to_string(d) + (d == base ? "b" : ""));
+  return vars;
+}
+
 } // namespace
 
 /// How W neighbouring iterations of loop `inner` read `operands`: each one
@@ -251,10 +261,7 @@ LogicalResult KernelEmitter::emitVectorized(linalg::LinalgOp op,
   for (OpOperand &init : op.getDpsInitsMutable())
     if (va->kinds[init.getOperandNumber()] != VectorAccess::Contiguous)
       return success();
-  SmallVector<std::string> baseVars;
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
-                                  : "i" + std::to_string(d));
+  SmallVector<std::string> baseVars = loopVarNames(op.getNumLoops(), inner);
   std::string w = std::to_string(va->width);
   std::string n = "n" + std::to_string(inner);
   os << "  // vector form: " << w << " neighbouring elements per thread.\n";
@@ -412,12 +419,8 @@ LogicalResult KernelEmitter::emitTiled(linalg::LinalgOp op,
          << ");\n      rest /= " << size << ";\n";
   }
   const View &in = views[input->get()];
-  FailureOr<IExpr> inOff = access(op, *input, [&] {
-    SmallVector<std::string> vars;
-    for (unsigned d = 0; d < op.getNumLoops(); ++d)
-      vars.push_back("i" + std::to_string(d));
-    return vars;
-  }());
+  SmallVector<std::string> vars = loopVarNames(op.getNumLoops());
+  FailureOr<IExpr> inOff = access(op, *input, vars);
   if (failed(inOff))
     return failure();
   std::string at = result.params[in.arg].name + "[" + inOff->str() + "]";
@@ -452,12 +455,7 @@ LogicalResult KernelEmitter::emitTiled(linalg::LinalgOp op,
       return failure();
   auto yield = cast<linalg::YieldOp>(block->getTerminator());
   Type outElem = cast<MemRefType>(init.get().getType()).getElementType();
-  FailureOr<IExpr> outOff = access(op, init, [&] {
-    SmallVector<std::string> vars;
-    for (unsigned d = 0; d < op.getNumLoops(); ++d)
-      vars.push_back("i" + std::to_string(d));
-    return vars;
-  }());
+  FailureOr<IExpr> outOff = access(op, init, vars);
   if (failed(outOff))
     return failure();
   std::string v = value(yield.getOperand(0));
@@ -497,10 +495,7 @@ FailureOr<bool> KernelEmitter::emitRowVector(
   std::optional<VectorAccess> va = vectorAccess(op, inputs, inner, unit);
   if (!va)
     return false;
-  SmallVector<std::string> baseVars;
-  for (unsigned d = 0; d < op.getNumLoops(); ++d)
-    baseVars.push_back(d == inner ? "i" + std::to_string(d) + "b"
-                                  : "i" + std::to_string(d));
+  SmallVector<std::string> baseVars = loopVarNames(op.getNumLoops(), inner);
   std::string w = std::to_string(va->width);
   IExpr rtotal = IExpr::constant(1);
   for (unsigned d : reduction)
@@ -540,9 +535,7 @@ LogicalResult KernelEmitter::emitLinalg(linalg::LinalgOp op) {
     return fail(op, "expected a linalg op on buffers");
   unsigned numLoops = op.getNumLoops();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  SmallVector<std::string> loopVars;
-  for (unsigned d = 0; d < numLoops; ++d)
-    loopVars.push_back("i" + std::to_string(d));
+  SmallVector<std::string> loopVars = loopVarNames(numLoops);
 
   // Loop sizes from the operands' shapes.
   SmallVector<std::optional<Size>> loopSizes(numLoops);
