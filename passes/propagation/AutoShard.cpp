@@ -52,6 +52,7 @@
 #include "rules/ShardingRuleOpInterface.h"
 
 #include "core/Ilp.h"
+#include "core/RedistributePlanner.h"
 #include "dialects/spmd/SPMDOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -223,14 +224,21 @@ private:
   /// latency, per variable: the communication-only objective.
   void addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
                        std::vector<double> *comm = nullptr);
-  /// The reshards the chosen candidates make on `axis`: one per value and
-  /// needed placement; time under `comm`.
-  /// The reshards of `axis`'s chosen plan, each value at its local size
-  /// after the axes before `axis`; with `final`, after every other axis
-  /// (the decided plan's cost; a change on several axes is the sum of its
-  /// axes' changes).
-  double chosenReshardCost(int axis, const CommCostParams &comm,
-                           bool final = false) const;
+  /// The reshards the chosen candidates make on `axis` (time under
+  /// `comm`): one per value and needed placement, at the value's size after
+  /// the axes before `axis`.
+  double chosenReshardCost(int axis, const CommCostParams &comm) const;
+  /// A bucket of collectives: axes (a bit mask), kind, element type.
+  using BucketKey = std::tuple<unsigned, int, const void *>;
+  /// Time under `comm` of the partitioner's collectives (the redistribute
+  /// planner's path) that change `value` from `have` to `need`; the
+  /// buckets of those that bucketing combines go to `bucketed`.
+  double pathCost(int value, const Layout &have, const Layout &need,
+                  const CommCostParams &comm,
+                  SmallVectorImpl<BucketKey> &bucketed) const;
+  /// The decided plan's reshards, one per value and layout needed, each
+  /// along its path: what partitioning makes of it.
+  double decidedReshardCost(const CommCostParams &comm) const;
   /// Bytes of `value` split by every decided axis but `axis`.
   double bytesBesides(int value, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to,
@@ -319,6 +327,8 @@ private:
   /// Per axis the refinement changed: the estimates before and after.
   SmallVector<std::string> refineNotes;
   double commSeconds = 0, computeSeconds = 0, commBytes = 0;
+  /// The partitioner's path per shape and layout change.
+  mutable std::map<std::string, ::spmd::RedistributePlan> planCache;
 };
 
 LogicalResult AutoSharder::build() {
@@ -717,29 +727,137 @@ double AutoSharder::bytesBesides(int value, int axis) const {
   return shapeBytes(v.type, shape);
 }
 
-double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
-                                      bool final) const {
+double AutoSharder::pathCost(int value, const Layout &have, const Layout &need,
+                             const CommCostParams &comm,
+                             SmallVectorImpl<BucketKey> &bucketed) const {
+  auto type = cast<RankedTensorType>(values[value].type);
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  int64_t elem = ::spmd::elementBytes(type.getElementType()).value_or(8);
+  const ::spmd::RedistributePlan *plan = nullptr;
+  if (type.hasStaticShape()) {
+    std::string key = have.str() + need.str() + std::to_string(elem);
+    for (int64_t n : shape)
+      key += "x" + std::to_string(n);
+    auto [it, inserted] = planCache.try_emplace(key);
+    if (inserted)
+      it->second = ::spmd::planRedistribute(mesh, shape, elem, have, need);
+    plan = &it->second;
+  }
+  if (!plan || !plan->ok()) {
+    // No path (a dynamic shape): the sum of the axes' changes.
+    double total = 0;
+    for (int a = 0; a < mesh.rank(); ++a)
+      total += ::spmd::axisReshardCost(have.placements[a], need.placements[a],
+                                       mesh.axisSizes[a],
+                                       bytesBesides(value, a), comm, a);
+    return total;
+  }
+  double total = 0;
+  const Layout *before = &have;
+  for (const ::spmd::RedistributeStep &step : plan->steps) {
+    const Layout &from = *before;
+    before = &step.after;
+    if (!step.isCollective())
+      continue;
+    double input = double(elem);
+    for (int64_t n : ::spmd::maxLocalShape(mesh, from, shape))
+      input *= double(n);
+    int64_t k = 1;
+    unsigned mask = 0;
+    for (int64_t a : step.axes) {
+      k *= mesh.axisSizes[a];
+      mask |= 1u << a;
+    }
+    using StepKind = ::spmd::RedistributeStep::Kind;
+    using ::spmd::CollectiveKind;
+    CollectiveKind kind = CollectiveKind::AllToAll;
+    int bucket = -1; // all_to_alls are not bucketed
+    if (step.kind == StepKind::AllGather)
+      kind = CollectiveKind::AllGather, bucket = 0;
+    else if (step.kind == StepKind::ReduceScatter)
+      kind = CollectiveKind::ReduceScatter, bucket = 1 + int(step.reduce);
+    else if (step.kind == StepKind::AllReduce)
+      kind = CollectiveKind::AllReduce, bucket = 8 + int(step.reduce);
+    total += ::spmd::collectiveTime(kind, k, input, comm.alpha,
+                                    comm.betaOf(step.axes));
+    if (bucket >= 0 && bucketable[value])
+      bucketed.push_back(
+          {mask, bucket, type.getElementType().getAsOpaquePointer()});
+  }
+  return total;
+}
+
+double AutoSharder::decidedReshardCost(const CommCostParams &comm) const {
+  // What spmd-propagate and spmd-partition make of the plan: one reshard
+  // per value and layout needed (all axes: two consumers that need the
+  // same placement on one axis and different ones on another each pay the
+  // first axis's change, which per-axis sums count once), each from the
+  // closest copy already made (as spmd-propagate picks it, under the
+  // partition pipeline's default `h100` profile), along the redistribute
+  // planner's path (pathCost()).
   static const Cand none{};
-  auto cand = [&](const Node &n) -> const Cand & {
-    return final ? n.decided[axis] : n.cands[n.chosen];
-  };
+  static const CommCostParams pick = ::spmd::deviceProfile("h100")->comm;
+  int rank = mesh.rank();
+  double total = 0;
+  std::set<BucketKey> buckets;
+  SmallVector<BucketKey> bucketed;
+  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
+    if (es.empty())
+      continue;
+    const Node &u = nodes[values[vi].node];
+    Layout have;
+    for (int a = 0; a < rank; ++a)
+      have.placements.push_back(producedOn(vi, u.decided[a], a));
+    double global = shapeBytes(values[vi].type, initialLocal[vi]);
+    std::vector<Layout> made;
+    for (int ei : es) {
+      const Edge &e = edges[ei];
+      Layout need;
+      for (int a = 0; a < rank; ++a)
+        need.placements.push_back(needOf(
+            e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
+      if (need == have || llvm::is_contained(made, need))
+        continue;
+      const Layout *from = &have;
+      double fromCost = ::spmd::reshardCost(mesh, have, need, global, pick);
+      for (const Layout &l : made) {
+        double c = ::spmd::reshardCost(mesh, l, need, global, pick);
+        if (c < fromCost)
+          from = &l, fromCost = c;
+      }
+      bucketed.clear();
+      total += pathCost(vi, *from, need, comm, bucketed);
+      // Bucketing combines them with others of their kind: one latency
+      // per bucket.
+      total -= comm.alpha * double(bucketed.size());
+      buckets.insert(bucketed.begin(), bucketed.end());
+      made.push_back(std::move(need));
+    }
+  }
+  return total + comm.alpha * double(buckets.size());
+}
+
+double AutoSharder::chosenReshardCost(int axis,
+                                      const CommCostParams &comm) const {
+  static const Cand none{};
   double total = 0;
   std::set<std::pair<int, const void *>> buckets;
   for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
     if (es.empty())
       continue;
     const Node &u = nodes[values[vi].node];
-    Placement have = producedOn(vi, cand(u), axis);
+    Placement have = producedOn(vi, u.cands[u.chosen], axis);
     std::set<int64_t> paid;
     for (int ei : es) {
       const Edge &e = edges[ei];
-      const Cand &to = e.consumer >= 0 ? cand(nodes[e.consumer]) : none;
+      const Cand &to = e.consumer >= 0
+                           ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
+                           : none;
       Placement need = needOf(e, to, axis);
       if (need == have || !paid.insert(placementKey(need)).second)
         continue;
-      total += ::spmd::axisReshardCost(
-          have, need, mesh.axisSizes[axis],
-          final ? bytesBesides(vi, axis) : valueBytes(vi), comm, axis);
+      total += ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
+                                       valueBytes(vi), comm, axis);
       if (auto bucket = bucketOf(vi, have, need)) {
         total -= comm.alpha;
         buckets.insert(*bucket);
@@ -997,7 +1115,8 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
   double totalSolve = 0;
   std::set<int> rowsAt;
   IlpModel::Result &last = out.result;
-  for (int round = 0; round < 16; ++round) {
+  // Nothing to choose (every layout given): no model to solve.
+  for (int round = 0; round < 16 && ilp.numVars() > 0; ++round) {
     maxVars = std::max(maxVars, ilp.numVars());
     maxRows = std::max(maxRows, ilp.numRows());
     IlpModel::Result r = ilp.solve(timeLimit - totalSolve);
@@ -1226,16 +1345,14 @@ void AutoSharder::commit(int axis) {
   }
   if (axis + 1 < mesh.rank())
     return;
-  // The plan's communication, every axis's reshards at the sizes the
-  // other axes leave (the first axis's, costed while solving it, did not
-  // know what later axes split).
+  // The plan's communication as partitioning makes it (the first axis's
+  // reshards, costed while solving it, did not know what later axes split,
+  // nor that a change on several axes takes the planner's path).
   CommCostParams bytesOnly;
   bytesOnly.alpha = 0;
   bytesOnly.beta = 1;
-  for (int a = 0; a < mesh.rank(); ++a) {
-    commSeconds += chosenReshardCost(a, profile.comm, /*final=*/true);
-    commBytes += chosenReshardCost(a, bytesOnly, /*final=*/true);
-  }
+  commSeconds = decidedReshardCost(profile.comm);
+  commBytes = decidedReshardCost(bytesOnly);
 }
 
 void AutoSharder::reset() {
