@@ -46,10 +46,10 @@ def main():
                                 for t in re.findall(r"memref<([^>]*)>", types))
         calls[name] += 1
     total = sum(per_kernel.values())
-    print(f"{sum(calls.values())} kernel launches, "
-          f"{total / 2**30:.2f} GiB of kernel operands per step")
+    print(f"{sum(calls.values())} kernel launches, {total} bytes "
+          f"({total / 2**30:.2f} GiB) of kernel operands per step")
     for name, b in per_kernel.most_common(a.top):
-        print(f"  {name}: {calls[name]} launches, {b / 2**20:.0f} MiB "
+        print(f"  {name}: {calls[name]} launches, {b} bytes "
               f"({100 * b / total:.1f}%)")
 
 
