@@ -1,5 +1,6 @@
 """GPU training-step benchmark: step time and MFU of the toy GPT's training
-step (test/frontend/Inputs/models.py:GPT, AdamW) on 1..8 NVIDIA GPUs under
+step (test/frontend/Inputs/models.py:GPT, or its Llama with --models llama;
+AdamW) on 1..8 NVIDIA GPUs under
 TP, TP+SP, DP and FSDP, spmd (spmd_torch export + spmd-run --backend cuda)
 against PyTorch eager (DTensor TP/SP, DDP, FSDP; step_torch.py).
 See bench/cuda/README.md.
@@ -51,11 +52,24 @@ INPUTS = os.path.join(ROOT, "test", "frontend", "Inputs")
 MODELS_PY = os.path.join(INPUTS, "models.py")
 PY = sys.executable  # the frontend needs PyTorch 2.x: run with .venv/bin/python
 
-# models.GPT sizes. Default: ~235M parameters, 8192 tokens per replica and
-# step, ~11.5 TFLOP per replica and step (about 40 ms at 300 TFLOP/s).
+# The models (test/frontend/Inputs/models.py): class and constructor
+# arguments (a size also has seq and batch: the batch shape).
+MODELS = {
+    "gpt": ("GPT", ("vocab", "dim", "heads", "layers", "seq")),
+    "llama": ("Llama", ("vocab", "dim", "heads", "layers", "hidden")),
+}
+# Sizes. gpt: ~235M parameters, 8192 tokens per replica and step, ~11.5
+# TFLOP per replica and step (about 40 ms at 300 TFLOP/s). llama: the same
+# attention, a SwiGLU MLP of width 5632 (~8/3 dim, a multiple of 256),
+# RMSNorm, no biases or positions, ~12.5 TFLOP per step. The default size
+# is the model's; tiny and tiny-llama are the dry run's.
 SIZES = {
     "gpt": dict(vocab=8192, dim=2048, heads=16, layers=4, seq=1024, batch=8),
+    "llama": dict(vocab=8192, dim=2048, heads=16, layers=4, hidden=5632,
+                  seq=1024, batch=8),
     "tiny": dict(vocab=64, dim=32, heads=4, layers=2, seq=16, batch=4),
+    "tiny-llama": dict(vocab=64, dim=32, heads=4, layers=2, hidden=64, seq=16,
+                       batch=4),
 }
 HPARAMS = {"lr": 1e-3, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}
 PARALLELISMS = {
@@ -106,18 +120,20 @@ def quote(cmd, work=None):
     return s.replace(ROOT + "/", "").replace(PY + " ", "python3 ")
 
 
-def step_flops(s, batch):
+def step_flops(s, batch, model="gpt"):
     """GEMM FLOPs of one training step, counted from the shapes: per layer
-    q, k, v, o (4 x 2 N d^2), the MLP (2 x 2 N d 4d), the scores q k^T and
-    att v (2 x 2 b T^2 d, the full T x T: both implementations compute the
-    masked half too); the output projection 2 N d V; backward = 2 x forward.
-    N = b T tokens. This equals 6 P N + 12 L T^2 d b with P the matmul
-    parameters (12 L d^2 + d V). Not counted: the embedding (a lookup in
-    PyTorch; spmd's one-hot contraction does 4 N V d more), norms,
-    softmax, GELU, loss, optimizer."""
+    q, k, v, o (4 x 2 N d^2), the MLP (GPT: 2 x 2 N d 4d; Llama's SwiGLU:
+    3 x 2 N d h), the scores q k^T and att v (2 x 2 b T^2 d, the full
+    T x T: both implementations compute the masked half too); the output
+    projection 2 N d V; backward = 2 x forward. N = b T tokens. For the GPT
+    this equals 6 P N + 12 L T^2 d b with P the matmul parameters
+    (12 L d^2 + d V). Not counted: the embedding (a lookup in PyTorch;
+    spmd's one-hot contraction does 4 N V d more), norms, softmax, the
+    activation, loss, optimizer."""
     d, L, T, V = s["dim"], s["layers"], s["seq"], s["vocab"]
     n = batch * T
-    fwd = L * (24 * n * d * d + 4 * batch * T * T * d) + 2 * n * d * V
+    mlp = 6 * n * d * s["hidden"] if model == "llama" else 16 * n * d * d
+    fwd = L * (8 * n * d * d + mlp + 4 * batch * T * T * d) + 2 * n * d * V
     return 3 * fwd
 
 
@@ -184,8 +200,9 @@ class Runner:
         os.makedirs(folder)
         _, mesh_args, scaled = PARALLELISMS[par]
         batch = size["batch"] * (n if scaled else 1)
-        model_args = {k: size[k] for k in ("vocab", "dim", "heads", "layers", "seq")}
-        rest = [f"{MODELS_PY}:GPT", "--model-args", json.dumps(model_args), *mesh_args(n),
+        cls, keys = MODELS[self.args.models]
+        model_args = {k: size[k] for k in keys}
+        rest = [f"{MODELS_PY}:{cls}", "--model-args", json.dumps(model_args), *mesh_args(n),
                "--batch-shape", f"{batch},{size['seq']}",
                "--optimizer", "adamw", "--lr", str(HPARAMS["lr"]),
                "--betas", ",".join(map(str, HPARAMS["betas"])),
@@ -209,7 +226,8 @@ class Runner:
                          f"from the one with {self.args.tracing} tracing "
                          f"({folder}/step.mlir, step.{other}.mlir)")
         with open(f"{folder}/hparams.json", "w") as f:
-            json.dump(dict(HPARAMS, model="gpt", model_args=model_args), f)
+            json.dump(dict(HPARAMS, model=self.args.models, model_args=model_args,
+                           seq=size["seq"]), f)
         meta = json.load(open(f"{folder}/meta.json"))
         loss_index = [r["kind"] for r in meta["results"]].index("loss")
         return folder, cmd, batch, loss_index
@@ -290,10 +308,11 @@ def fmt(x, spec=".1f"):
 def dry_run(args, r):
     """CPU: export, partition and check every parallelism on 4 ranks; the
     timing path on the CPU backend; the torch side on gloo."""
-    size = dict(SIZES["tiny"])
+    size = dict(SIZES["tiny-llama" if args.models == "llama" else "tiny"])
     n = args.dry_run_ranks
     pars = [p for p in args.parallelisms.split(",")]
-    print(f"## Dry run on the CPU ({n} simulated ranks, tiny GPT "
+    print(f"## Dry run on the CPU ({n} simulated ranks, tiny "
+          f"{MODELS[args.models][0]} "
           f"{json.dumps(size)}), not a benchmark\n")
     print("| parallelism | collectives (spmd-run --print-plan) | spmd --check | "
           "spmd-run cpu ms/step | torch (gloo) | loss step 2 spmd / torch |")
@@ -406,8 +425,11 @@ def measure(args, r):
         # the emulated GPU executor (simulated ranks), torch on gloo.
         count, name, how = max(gpus), "CPU", f"--device {args.device}, simulated ranks"
     key, peaks = peak_for(name)
-    size = dict(SIZES[args.size])
-    for k in ("vocab", "dim", "heads", "layers", "seq", "batch"):
+    size = dict(SIZES[args.size or args.models])
+    if args.models == "llama" and "hidden" not in size:
+        sys.exit(f"step.py: size '{args.size}' is not a Llama size (llama, "
+                 "tiny-llama)")
+    for k in ("vocab", "dim", "heads", "layers", "seq", "batch", "hidden"):
         if getattr(args, k) is not None:
             size[k] = getattr(args, k)
     skipped = [g for g in gpus if g > count]
@@ -460,7 +482,7 @@ def measure(args, r):
                             break
                 if not args.keep_inputs:
                     shutil.rmtree(f"{folder}/in", ignore_errors=True)
-                flops = step_flops(size, batch)
+                flops = step_flops(size, batch, args.models)
                 rows.append(dict(prec=prec, n=n, par=par, batch=batch, flops=flops,
                                  spmd=statistics.median(spmd_ms) if spmd_ms else None,
                                  torch=statistics.median(torch_ms) if torch_ms else None,
@@ -490,7 +512,8 @@ def write_report(f, args, size, name, how, count, key, peaks, rows, cmds,
     p(f"Command: `python3 bench/cuda/step.py {' '.join(shlex.quote(a) for a in sys.argv[1:])}`"
       f"; {count} x {name} (found by {how}), PyTorch {torch_v}, spmd-run "
       f"--comm {r_comm}{' --cuda-graph' if args.cuda_graph else ''}. "
-      f"Model: models.GPT {json.dumps({k: size[k] for k in ('vocab', 'dim', 'heads', 'layers', 'seq')})}, "
+      f"Model: models.{MODELS[args.models][0]} "
+      f"{json.dumps({k: size[k] for k in MODELS[args.models][1] + ('seq',) if k in size})}, "
       f"AdamW (lr {HPARAMS['lr']}, weight decay {HPARAMS['weight_decay']}), "
       f"cross-entropy; batch {size['batch']} sequences per step for TP/TP+SP "
       f"and per GPU for DP/FSDP. ms/step: median of {args.reps} "
@@ -564,10 +587,11 @@ def main():
     ap.add_argument("--parallelisms", default="tp,sp,dp,fsdp")
     ap.add_argument("--precisions", default="f32",
                     help="f32 (strict), tf32 (f32 storage, TF32 GEMMs), bf16")
-    ap.add_argument("--models", default="gpt", choices=["gpt"],
-                    help="the model (only models.GPT)")
-    ap.add_argument("--size", default="gpt", choices=list(SIZES))
-    for k in ("vocab", "dim", "heads", "layers", "seq", "batch"):
+    ap.add_argument("--models", default="gpt", choices=list(MODELS),
+                    help="the model: models.GPT or models.Llama")
+    ap.add_argument("--size", choices=list(SIZES),
+                    help="the sizes (default: the model's)")
+    for k in ("vocab", "dim", "heads", "layers", "seq", "batch", "hidden"):
         ap.add_argument(f"--{k}", type=int, help=f"override the size's {k}")
     ap.add_argument("--tracing", choices=["fake", "real"], default="fake",
                     help="make_fx tracing of the export: fake (export_fake.py, "

@@ -1,5 +1,5 @@
-"""The PyTorch side of bench/cuda/step.py: the toy GPT's training step
-(test/frontend/Inputs/models.py) on N processes, one GPU each (NCCL), or on
+"""The PyTorch side of bench/cuda/step.py: the toy GPT's or Llama's training
+step (test/frontend/Inputs/models.py; hparams.json says which) on N processes, one GPU each (NCCL), or on
 the CPU with gloo (--device cpu, what the dry run checks), from the same
 initial values as the spmd export (DIR/in/arg<i>.npy, DIR/meta.json).
 
@@ -12,11 +12,11 @@ PARALLELISM:
         split on its first dimension.
   fsdp  torch.distributed.fsdp.FullyShardedDataParallel, one unit per
         transformer block plus the root (embedding, output), FULL_SHARD.
-  tp    DTensor tensor parallelism (parallelize_module): q/k/v/w1
-        ColwiseParallel, wo/w2 RowwiseParallel, the embedding
+  tp    DTensor tensor parallelism (parallelize_module): q/k/v/w1 (and
+        Llama's w3) ColwiseParallel, wo/w2 RowwiseParallel, the embedding
         RowwiseParallel (vocabulary-sharded), the output projection
         ColwiseParallel with its logits gathered (Replicate) before the loss.
-  sp    tp plus SequenceParallel on the LayerNorms (sequence-sharded
+  sp    tp plus SequenceParallel on the norms (sequence-sharded
         residual stream, PrepareModuleInput gathers the attention and
         feed-forward inputs, wo/w2 reduce-scatter), as in the DTensor
         tutorial and test/frontend/Inputs/sp_plan.py.
@@ -130,7 +130,8 @@ def dtensor_api():
 def load(folder, dtype):
     meta = json.load(open(os.path.join(folder, "meta.json")))
     hp = json.load(open(os.path.join(folder, "hparams.json")))
-    model = models.GPT(**hp["model_args"])
+    cls = {"gpt": models.GPT, "llama": models.Llama}[hp.get("model", "gpt")]
+    model = cls(**hp["model_args"])
     state, batch = {}, []
     for i, a in enumerate(meta["args"]):
         if a["kind"] not in ("param", "batch"):
@@ -144,12 +145,14 @@ def load(folder, dtype):
     return hp, model.to(dtype), batch
 
 
-def tp_plans(api, sp):
+def tp_plans(api, sp, llama=False):
     C, R = api["ColwiseParallel"], api["RowwiseParallel"]
     Rep, Sh = api["Replicate"], api["Shard"]
     layer = {"attention.wq": C(), "attention.wk": C(), "attention.wv": C(),
              "attention.wo": R(), "feed_forward.w1": C(),
              "feed_forward.w2": R()}
+    if llama:  # SwiGLU's gate: split like w1
+        layer["feed_forward.w3"] = C()
     top = {"tok_embeddings": R(input_layouts=Rep()),
            "output": C(output_layouts=Rep())}
     if sp:
@@ -208,19 +211,21 @@ def run_rank(rank, n, par, folder, args, store, out):
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
         from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
         policy = functools.partial(transformer_auto_wrap_policy,
-                                   transformer_layer_cls={models.Block})
+                                   transformer_layer_cls={models.Block,
+                                                          models.LlamaBlock})
         forward = model = FSDP(model, auto_wrap_policy=policy,
                                device_id=dev)
     elif par in ("tp", "sp"):
         api = dtensor_api()
         mesh = api["init_device_mesh"](dev.type, (n,))
         heads = hp["model_args"].get("heads", 4)
-        top, layer = tp_plans(api, par == "sp")
+        llama = hp.get("model") == "llama"
+        top, layer = tp_plans(api, par == "sp", llama)
         for block in model.layers:
             api["parallelize_module"](block, mesh, layer)
             block.attention.heads = heads // n
         api["parallelize_module"](model, mesh, top)
-        if par == "sp":
+        if par == "sp" and not llama:  # Llama has no positions to slice
             forward = sp_gpt_forward(model, rank)
             sync_pos = True
     if args.compile:
@@ -292,9 +297,10 @@ def main():
         why = (f"torch {version()} (CUDA {torch.version.cuda or 'none: a CPU-only build'}) "
                f"sees {torch.cuda.device_count()} GPU(s), {args.n} needed")
     if why is None and args.parallelism in ("tp", "sp"):
-        ma = json.load(open(os.path.join(args.dir, "hparams.json")))["model_args"]
-        if ma["heads"] % args.n or (args.parallelism == "sp" and ma["seq"] % args.n):
-            why = (f"{ma['heads']} heads and sequence {ma['seq']}: the heads "
+        hp = json.load(open(os.path.join(args.dir, "hparams.json")))
+        ma, seq = hp["model_args"], hp.get("seq", hp["model_args"].get("seq"))
+        if ma["heads"] % args.n or (args.parallelism == "sp" and seq % args.n):
+            why = (f"{ma['heads']} heads and sequence {seq}: the heads "
                    f"(and under SP the sequence) must divide among {args.n} ranks")
     if why is not None:
         print(json.dumps({"status": "skipped", "reason": why, "torch": version()}))
