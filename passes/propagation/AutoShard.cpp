@@ -698,20 +698,37 @@ void AutoSharder::computeBucketable() {
   }
 }
 
+/// Which collectives bucketing combines: a number per kind and reduction
+/// (all_gather 0, reduce_scatter 1 + reduction, all_reduce 8 + reduction),
+/// or -1 (all_to_alls are not bucketed).
+static int bucketKind(::spmd::CollectiveKind kind, ::spmd::ReduceKind reduce) {
+  switch (kind) {
+  case ::spmd::CollectiveKind::AllGather:
+    return 0;
+  case ::spmd::CollectiveKind::ReduceScatter:
+    return 1 + int(reduce);
+  case ::spmd::CollectiveKind::AllReduce:
+    return 8 + int(reduce);
+  case ::spmd::CollectiveKind::AllToAll:
+    return -1;
+  }
+  return -1;
+}
+
 std::optional<std::pair<int, const void *>>
 AutoSharder::bucketOf(int value, const Placement &have,
                       const Placement &need) const {
   if (!bucketable[value] || have == need || have.isReplicate())
     return std::nullopt;
-  int kind;
-  if (have.isShard() && need.isShard())
-    return std::nullopt; // all_to_all: not bucketed
-  if (have.isShard())
-    kind = 0; // all_gather
-  else if (need.isShard())
-    kind = 1 + int(have.reduce); // reduce_scatter of that reduction
-  else
-    kind = 8 + int(have.reduce); // all_reduce
+  using ::spmd::CollectiveKind;
+  CollectiveKind collective = have.isShard()
+                                  ? (need.isShard() ? CollectiveKind::AllToAll
+                                                    : CollectiveKind::AllGather)
+                              : need.isShard() ? CollectiveKind::ReduceScatter
+                                               : CollectiveKind::AllReduce;
+  int kind = bucketKind(collective, have.reduce);
+  if (kind < 0)
+    return std::nullopt;
   Type element = cast<RankedTensorType>(values[value].type).getElementType();
   return std::make_pair(kind, element.getAsOpaquePointer());
 }
@@ -770,14 +787,12 @@ double AutoSharder::pathCost(int value, const Layout &have, const Layout &need,
     }
     using StepKind = ::spmd::RedistributeStep::Kind;
     using ::spmd::CollectiveKind;
-    CollectiveKind kind = CollectiveKind::AllToAll;
-    int bucket = -1; // all_to_alls are not bucketed
-    if (step.kind == StepKind::AllGather)
-      kind = CollectiveKind::AllGather, bucket = 0;
-    else if (step.kind == StepKind::ReduceScatter)
-      kind = CollectiveKind::ReduceScatter, bucket = 1 + int(step.reduce);
-    else if (step.kind == StepKind::AllReduce)
-      kind = CollectiveKind::AllReduce, bucket = 8 + int(step.reduce);
+    CollectiveKind kind =
+        step.kind == StepKind::AllGather       ? CollectiveKind::AllGather
+        : step.kind == StepKind::ReduceScatter ? CollectiveKind::ReduceScatter
+        : step.kind == StepKind::AllReduce     ? CollectiveKind::AllReduce
+                                               : CollectiveKind::AllToAll;
+    int bucket = bucketKind(kind, step.reduce);
     total += ::spmd::collectiveTime(kind, k, input, comm.alpha,
                                     comm.betaOf(step.axes));
     if (bucket >= 0 && bucketable[value])
