@@ -370,6 +370,8 @@ void mergeScalarKernels(func::FuncOp fn, IRRewriter &rewriter) {
   // they read only arguments and constants, else one more than the
   // deepest hoistable producer they read.
   DenseMap<Operation *, int> level;
+  // Per hoistable kernel: the constants its payload captures.
+  DenseMap<Operation *, SmallVector<Value>> captures;
   SmallVector<SmallVector<linalg::GenericOp>> levels;
   for (Operation &op : body) {
     auto generic = dyn_cast<linalg::GenericOp>(op);
@@ -388,13 +390,16 @@ void mergeScalarKernels(func::FuncOp fn, IRRewriter &rewriter) {
       depth = std::max(depth, it->second + 1);
       return true;
     });
-    // Values the payload captures from above: constants only.
-    hoistable = hoistable && llvm::all_of(capturedValues(generic), [](Value v) {
-                  Operation *def = v.getDefiningOp();
-                  return def && def->hasTrait<OpTrait::ConstantLike>();
-                });
     if (!hoistable)
       continue;
+    // Values the payload captures from above: constants only.
+    SmallVector<Value> captured = capturedValues(generic);
+    if (!llvm::all_of(captured, [](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && def->hasTrait<OpTrait::ConstantLike>();
+        }))
+      continue;
+    captures[&op] = std::move(captured);
     level[&op] = depth;
     if (int(levels.size()) <= depth)
       levels.resize(depth + 1);
@@ -446,7 +451,7 @@ void mergeScalarKernels(func::FuncOp fn, IRRewriter &rewriter) {
         }
         locs.push_back(op.getLoc());
         // Constants the payload captures, on top too.
-        for (Value v : capturedValues(op))
+        for (Value v : captures.lookup(op))
           valueOnTop(v);
       }
       SmallVector<AffineMap> maps(inputs.size() + inits.size(),
@@ -463,7 +468,7 @@ void mergeScalarKernels(func::FuncOp fn, IRRewriter &rewriter) {
                 map.map(own->getArgument(i),
                         args[inputIndex.lookup(
                             moved.lookup(in) ? moved.lookup(in) : in)]);
-              for (Value v : capturedValues(op))
+              for (Value v : captures.lookup(op))
                 map.map(v, moved.lookup(v));
               for (Operation &inner : own->without_terminator())
                 b.clone(inner, map);
@@ -492,7 +497,7 @@ void mergeScalarKernels(func::FuncOp fn, IRRewriter &rewriter) {
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp(); def && !level.count(def))
         feeding.insert(def);
-    for (Value v : capturedValues(op))
+    for (Value v : captures.lookup(op))
       feeding.insert(v.getDefiningOp());
   }
   for (Operation *op : llvm::reverse(old))
