@@ -20,10 +20,15 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstring>
 
 using namespace mlir;
 using namespace spmd;
@@ -41,6 +46,22 @@ static void approximateMath(ModuleOp module) {
   GreedyRewriteConfig config;
   config.enableFolding(false);
   (void)applyPatternsGreedily(module, std::move(patterns), config);
+}
+
+/// f32 -> bf16, rounded to nearest even with NaNs made quiet, as
+/// compiler-rt's `__truncsfbf2`: LLVM 22's x86 backend calls it for bf16
+/// arithmetic (computed in f32, rounded after each op) and Debian 12's
+/// libgcc does not have it, so the JIT resolves it here. The ABI returns a
+/// bf16 in the low 16 bits of XMM0, where a float with those bits is.
+extern "C" float spmdTruncSfBf2(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  uint32_t half = (bits & 0x7fffffffu) > 0x7f800000u
+                      ? (bits >> 16) | 0x40u
+                      : (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  float out;
+  std::memcpy(&out, &half, sizeof out);
+  return out;
 }
 
 /// The extent of `kernel`'s outermost loop and its iterations in all when
@@ -298,6 +319,13 @@ LogicalResult spmd::compileKernels(ModuleOp plan, plan::Schedule &schedule,
     return failure();
   }
   kernels.engine = std::move(*engine);
+  kernels.engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("__truncsfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&spmdTruncSfBf2),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   for (const std::string &name : schedule.kernels) {
     auto fn = kernels.engine->lookupPacked("_mlir_ciface_" + name);
     if (!fn) {
