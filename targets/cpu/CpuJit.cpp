@@ -3,6 +3,7 @@
 #include "targets/cpu/CpuJit.h"
 
 #include "dialects/spmd/SPMDPlanOps.h"
+#include "runtime/DType.h"
 #include "targets/cpu/OneHotLoops.h"
 #include "targets/plan/PlanLoader.h"
 
@@ -48,17 +49,13 @@ static void approximateMath(ModuleOp module) {
   (void)applyPatternsGreedily(module, std::move(patterns), config);
 }
 
-/// f32 -> bf16, rounded to nearest even with NaNs made quiet, as
-/// compiler-rt's `__truncsfbf2`: LLVM 22's x86 backend calls it for bf16
+/// f32 -> bf16 as compiler-rt's `__truncsfbf2` (runtime's floatToBF16:
+/// nearest even, NaNs quiet): LLVM 22's x86 backend calls it for bf16
 /// arithmetic (computed in f32, rounded after each op) and Debian 12's
 /// libgcc does not have it, so the JIT resolves it here. The ABI returns a
 /// bf16 in the low 16 bits of XMM0, where a float with those bits is.
 extern "C" float spmdTruncSfBf2(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  uint32_t half = (bits & 0x7fffffffu) > 0x7f800000u
-                      ? (bits >> 16) | 0x40u
-                      : (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  uint32_t half = floatToBF16(x);
   float out;
   std::memcpy(&out, &half, sizeof out);
   return out;
