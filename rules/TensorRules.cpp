@@ -14,7 +14,9 @@
 //    collapsed dim and the outermost expanded dim share a reshape factor
 //    (splittable only where the torch.chunk boundaries of both agree; needs
 //    replication when the group has a dynamic size); the other expanded
-//    dims have none. Alternative {source}.
+//    dims have none. A group whose other dims are all static 1s is its one
+//    dim of another size: that dim shares a plain factor with the collapsed
+//    dim. Alternative {source}.
 //  * tensor.extract_slice: a source dim taken whole (offset 0, full static
 //    size, stride 1) shares a factor with its result dim; other dims have
 //    none. Alternative {source}.
@@ -93,9 +95,17 @@ static ShardingRule reshapeRule(Operation *op, RankedTensorType collapsed,
   for (auto [g, group] : llvm::enumerate(groups)) {
     Factor f;
     f.size = staticSize(collapsed.getDimSize(g));
-    // The outermost expanded dim of the group carries the split.
+    // The outermost expanded dim of the group carries the split, unless
+    // every other dim of the group is a static 1: then the group is that
+    // one dim (torch's unsqueeze/view(b, 1, t)), which splits as it does.
     int64_t outer = group.front();
-    if (group.size() > 1) {
+    SmallVector<int64_t> nonUnit;
+    for (int64_t d : group)
+      if (expanded.getDimSize(d) != 1)
+        nonUnit.push_back(d);
+    if (nonUnit.size() == 1 && !expanded.isDynamicDim(nonUnit.front())) {
+      outer = nonUnit.front();
+    } else if (group.size() > 1) {
       f.reshape = true;
       f.outerSize = expanded.getDimSize(outer);
       bool dynamic = collapsed.isDynamicDim(g);

@@ -67,14 +67,13 @@ func.func @collapse_inner_to_declared(%a: tensor<8x16xf32> {spmd.layout = #spmd.
 spmd.mesh @tp ["tp"=4]
 
 // Expanding keeps a split on the outermost dim of a group; a dim outside
-// any multi-dim group keeps its sharding as is. A split cannot move to an
-// inner dim even behind a unit dim (1x8 from 8 [S(0)] is gathered).
+// any multi-dim group keeps its sharding as is. A group whose other dims
+// are 1s is its one other dim: 1x8 from 8 [S(0)] is S(1), not gathered.
 // CHECK-LABEL: func.func @expand_kept
 // CHECK-NOT: spmd.constrain
 // CHECK: tensor.expand_shape %arg0 {{.*}} {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<128xf32> into tensor<8x16xf32>
 // CHECK: tensor.expand_shape %arg2 {{.*}} {spmd.layout = #spmd.layout<@tp, [S(2)]>} : tensor<6x8xf32> into tensor<2x3x8xf32>
-// CHECK: %[[G:.*]] = spmd.constrain %arg1 to #spmd.layout<@tp, [R]>
-// CHECK: tensor.expand_shape %[[G]] {{.*}} {spmd.layout = #spmd.layout<@tp, [R]>} : tensor<8xf32> into tensor<1x8xf32>
+// CHECK: tensor.expand_shape %arg1 {{.*}} {spmd.layout = #spmd.layout<@tp, [S(1)]>} : tensor<8xf32> into tensor<1x8xf32>
 func.func @expand_kept(%a: tensor<128xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
                        %b: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>},
                        %c: tensor<6x8xf32> {spmd.layout = #spmd.layout<@tp, [S(1)]>})
