@@ -35,6 +35,30 @@ static bool isStatic(Value v) {
   return t && t.hasStaticShape();
 }
 
+/// Does `op` only insert or drop unit dims (every reassociation group has at
+/// most one dim of another size)? Its sharding rule then maps each dim to
+/// one dim, so folding it gains nothing, and folding such reshapes by
+/// expansion can feed itself forever (a Qwen3 step grew [6, 16] into
+/// [6, 1, 1, 16, 1, ...] until the rewrite budget ran out, for minutes).
+static bool onlyUnitDims(Operation *op) {
+  RankedTensorType expanded;
+  SmallVector<ReassociationIndices> groups;
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    expanded = collapse.getSrcType();
+    groups = collapse.getReassociationIndices();
+  } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    expanded = expand.getResultType();
+    groups = expand.getReassociationIndices();
+  } else {
+    return false;
+  }
+  return llvm::all_of(groups, [&](const ReassociationIndices &group) {
+    return llvm::count_if(group, [&](int64_t d) {
+             return expanded.getDimSize(d) != 1;
+           }) <= 1;
+  });
+}
+
 struct SPMDFoldReshapesPass
     : public ::spmd::impl::SPMDFoldReshapesBase<SPMDFoldReshapesPass> {
   using SPMDFoldReshapesBase::SPMDFoldReshapesBase;
@@ -51,6 +75,7 @@ struct SPMDFoldReshapesPass
       StringRef layout = ::spmd::SPMDDialect::kLayoutAttrName;
       return producer && !producer->hasAttr(layout) &&
              !consumer->hasAttr(layout) && isStatic(fused->get()) &&
+             !onlyUnitDims(producer) && !onlyUnitDims(consumer) &&
              llvm::all_of(producer->getOperands(),
                           [](Value v) {
                             return !isa<RankedTensorType>(v.getType()) ||
