@@ -33,6 +33,20 @@ def mistral(**kw):
                     **kw)
 
 
+def qwen3(**kw):
+    # RMSNorm on each head's queries and keys (over the head dim of
+    # [b, t, heads, head dim] views), head dim set apart from dim / heads.
+    return _decoder(transformers.Qwen3Config, transformers.Qwen3ForCausalLM,
+                    head_dim=16, **kw)
+
+
+def gemma(**kw):
+    # RMSNorm scaled by (1 + weight), tanh-GELU gate, embeddings scaled by
+    # sqrt(dim), output layer tied to the embedding.
+    return _decoder(transformers.GemmaConfig, transformers.GemmaForCausalLM,
+                    head_dim=16, **kw)
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
