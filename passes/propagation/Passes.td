@@ -65,13 +65,16 @@ def SPMDFoldReshapes : Pass<"spmd-fold-reshapes"> {
     A `tensor.collapse_shape` feeding a linalg op, or a `tensor.expand_shape`
     of a linalg op's result, merges dims into one loop; propagation can carry
     a sharding through such a reshape only on the outermost dim of a group
-    (e.g. attention's [b, heads, t, d] -> [b*heads, t, d] around the batched
+    whose other dims are not all 1 (e.g. attention's [b, heads, t, d] -> [b*heads, t, d] around the batched
     matmuls loses a head sharding). This pass applies MLIR's
     fold-reshape-by-expansion patterns (linalg ops, named ones included,
     become linalg.generic ops over the expanded loops) and folds the
     expand/collapse pairs left behind, so that every expanded dim is a loop
-    of its own. Only reshapes with static shapes are folded. Run before
-    spmd-propagate (spmd-partition-pipeline does).
+    of its own. Only reshapes with static shapes are folded, and not those
+    that only add or drop unit dims (their groups have one dim of another
+    size, which carries the sharding as it is; folding them by expansion
+    can feed itself). Run before spmd-propagate (spmd-partition-pipeline
+    does).
 
     The rewrite is bounded: at most `max-rewrites` pattern applications
     (default: 16 per op of the input plus 1024) and 8 sweeps. A program
