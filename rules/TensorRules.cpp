@@ -14,9 +14,9 @@
 //    collapsed dim and the outermost expanded dim share a reshape factor
 //    (splittable only where the torch.chunk boundaries of both agree; needs
 //    replication when the group has a dynamic size); the other expanded
-//    dims have none. A group whose other dims are all static 1s is its one
-//    dim of another size: that dim shares a plain factor with the collapsed
-//    dim. Alternative {source}.
+//    dims have none. Dims of static size 1 are skipped: the outermost other
+//    dim carries the split, and a group with one such dim is that dim (a
+//    plain factor). Alternative {source}.
 //  * tensor.extract_slice: a source dim taken whole (offset 0, full static
 //    size, stride 1) shares a factor with its result dim; other dims have
 //    none. Alternative {source}.
@@ -95,17 +95,16 @@ static ShardingRule reshapeRule(Operation *op, RankedTensorType collapsed,
   for (auto [g, group] : llvm::enumerate(groups)) {
     Factor f;
     f.size = staticSize(collapsed.getDimSize(g));
-    // The outermost expanded dim of the group carries the split, unless
-    // every other dim of the group is a static 1: then the group is that
-    // one dim (torch's unsqueeze/view(b, 1, t)), which splits as it does.
-    int64_t outer = group.front();
-    SmallVector<int64_t> nonUnit;
-    for (int64_t d : group)
-      if (expanded.getDimSize(d) != 1)
-        nonUnit.push_back(d);
-    if (nonUnit.size() == 1 && !expanded.isDynamicDim(nonUnit.front())) {
-      outer = nonUnit.front();
-    } else if (group.size() > 1) {
+    // The outermost expanded dim of the group that is not a static 1
+    // carries the split (leading 1s, as unsqueeze and view(1, ...) add them,
+    // take no part); when every other dim is a 1, the group is that one dim
+    // and splits as it does.
+    auto carriers = llvm::make_filter_range(
+        group, [&](int64_t d) { return expanded.getDimSize(d) != 1; });
+    int64_t outer = carriers.empty() ? group.front() : *carriers.begin();
+    bool plain =
+        llvm::hasSingleElement(carriers) && !expanded.isDynamicDim(outer);
+    if (!plain && group.size() > 1) {
       f.reshape = true;
       f.outerSize = expanded.getDimSize(outer);
       bool dynamic = collapsed.isDynamicDim(g);

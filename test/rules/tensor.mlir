@@ -30,6 +30,17 @@ func.func @reshapes(%x: tensor<24x5xf32>, %y: tensor<6x4x5xf32>, %z: tensor<6x7x
   %c2 = tensor.collapse_shape %z [[0, 1]] : tensor<6x7xf32> into tensor<42xf32>
   return %e, %c, %c2 : tensor<6x4x5xf32>, tensor<24x5xf32>, tensor<42xf32>
 }
+// Dims of size 1 carry no split: a group with one other dim is that dim
+// (a plain factor); otherwise its outermost other dim carries the split.
+func.func @unit_dims(%x: tensor<10xf32>, %y: tensor<6x1xf32>, %z: tensor<12xf32>) -> (tensor<1x10xf32>, tensor<6xf32>, tensor<1x4x3xf32>) {
+  // expected-remark @below {{sharding rule: ([i]) -> ([-, i]) {i=10} partial={(0): sum|avg|max|min}}
+  %e = tensor.expand_shape %x [[0, 1]] output_shape [1, 10] : tensor<10xf32> into tensor<1x10xf32>
+  // expected-remark @below {{sharding rule: ([i, -]) -> ([i]) {i=6} partial={(0): sum|avg|max|min}}
+  %c = tensor.collapse_shape %y [[0, 1]] : tensor<6x1xf32> into tensor<6xf32>
+  // expected-remark @below {{sharding rule: ([i]) -> ([-, i, -]) {i=12} reshape={i: 12=4*3} partial={(0): sum|avg|max|min}}
+  %l = tensor.expand_shape %z [[0, 1, 2]] output_shape [1, 4, 3] : tensor<12xf32> into tensor<1x4x3xf32>
+  return %e, %c, %l : tensor<1x10xf32>, tensor<6xf32>, tensor<1x4x3xf32>
+}
 func.func @dynamic_reshape(%x: tensor<?x4xf32>) -> tensor<?xf32> {
   // expected-remark @below {{sharding rule: ([i, -]) -> ([i]) {i=?} need_replication={i} reshape={i: ?=?*4} partial={(0): sum|avg|max|min}}
   %c = tensor.collapse_shape %x [[0, 1]] : tensor<?x4xf32> into tensor<?xf32>

@@ -32,3 +32,11 @@ func.func @main(%x: tensor<6x10xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>}
   %z = tensor.collapse_shape %s [[0, 1]] : tensor<6x1xf32> into tensor<6xf32>
   return %y, %z : tensor<6x10xf32>, tensor<6xf32>
 }
+
+// Leading unit dims of a group that splits: 12 rows (3 on each of 4
+// devices) viewed as [1, 4, 3] keep S(1), the outermost dim that is not 1.
+func.func @lead(%x: tensor<12x5xf32> {spmd.layout = #spmd.layout<@mesh, [S(0)]>})
+    -> (tensor<1x4x3x5xf32> {spmd.layout = #spmd.layout<@mesh, [S(1)]>}) {
+  %v = tensor.expand_shape %x [[0, 1, 2], [3]] output_shape [1, 4, 3, 5] : tensor<12x5xf32> into tensor<1x4x3x5xf32>
+  return %v : tensor<1x4x3x5xf32>
+}
