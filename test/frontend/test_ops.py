@@ -77,6 +77,19 @@ class OpNumerics(unittest.TestCase):
         self.assertIn("tensor.insert_slice", text)
         self.assertIn("tensor.concat", text)
 
+    def test_empty_slices(self):
+        # Phi-3's partial rotary with the rotary dim the whole head:
+        # x[..., 4:] of a dim of 4 is empty, concatenated back; and its
+        # gradient, an empty slice scattered back.
+        def f(x):
+            rot, rest = x[..., :4], x[..., 4:]
+            y = torch.cat([rot * 2, rest], dim=-1)
+            z = (y * y).sum() + x[:, 2:2].sum()
+            return [y] + list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(2)
+        x = torch.randn(3, 4, requires_grad=True)
+        self.compare(f, x)
+
     def test_shapes_and_creation(self):
         def f(x, s):
             t = x.view(2, 1, 3, 4).transpose(0, 2).reshape(12, 2)

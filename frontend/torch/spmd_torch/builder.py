@@ -528,6 +528,11 @@ class Builder:
 
     def extract_slice(self, x, offsets, sizes, strides, result_shape=None):
         result_shape = tuple(sizes) if result_shape is None else tuple(result_shape)
+        if 0 in sizes:
+            # An empty slice (Phi-3's x[..., rotary_dim:] with the rotary dim
+            # the whole head) has no contents; upstream's verifier rejects
+            # its offset at the end of the dim (or of an empty dim).
+            return self.empty(result_shape, x.dtype)
         return self.op(
             f"tensor.extract_slice {x.name}[{', '.join(map(str, offsets))}] "
             f"[{', '.join(map(str, sizes))}] [{', '.join(map(str, strides))}] : "
@@ -535,6 +540,8 @@ class Builder:
             result_shape, x.dtype)
 
     def insert_slice(self, src, dest, offsets, sizes, strides):
+        if 0 in sizes:  # nothing to insert (see extract_slice)
+            return dest
         return self.op(
             f"tensor.insert_slice {src.name} into {dest.name}"
             f"[{', '.join(map(str, offsets))}] [{', '.join(map(str, sizes))}] "
