@@ -47,6 +47,13 @@ def gemma(**kw):
                     head_dim=16, **kw)
 
 
+def phi3(**kw):
+    # Fused qkv and gate/up projections; the rotary dim is the whole head,
+    # so x[..., rotary_dim:] is an empty slice.
+    return _decoder(transformers.Phi3Config, transformers.Phi3ForCausalLM,
+                    pad_token_id=0, **kw)
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
