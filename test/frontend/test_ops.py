@@ -90,6 +90,21 @@ class OpNumerics(unittest.TestCase):
         x = torch.randn(3, 4, requires_grad=True)
         self.compare(f, x)
 
+    def test_scan_flip_tile(self):
+        # cumsum (OPT's position ids from the mask, integer), its gradient
+        # (flip, cumsum, flip), flip on two dims, repeat with a new dim
+        # (Bloom's ALiBi).
+        def f(x, m):
+            pos = torch.cumsum(m, dim=1) * m - 1
+            y = torch.cumsum(x, 1)
+            z = (y * y).sum() + (x.flip(0) * torch.arange(3.0).view(3, 1)).sum()
+            return [y, torch.cumsum(x, 0), pos, x.flip(0, 1), x.repeat(2, 3),
+                    x[0].repeat(3, 1, 2)] + list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(3)
+        x = torch.randn(3, 5, requires_grad=True)
+        m = torch.tensor([[1, 1, 0, 1], [0, 1, 1, 1]])
+        self.compare(f, x, m)
+
     def test_shapes_and_creation(self):
         def f(x, s):
             t = x.view(2, 1, 3, 4).transpose(0, 2).reshape(12, 2)

@@ -169,3 +169,29 @@ def _any_all(E, node, a):
     r = E.b.reduce(E.b.cast(x, torch.int32), _dims(a.dim, x.rank), kind,
                    bool(a.keepdim))
     return E.b.cast(r, torch.bool)
+
+
+@handles("cumsum.default")
+def _cumsum(E, node, a):
+    # out[.., i, ..] = sum over j <= i of x[.., j, ..]: a reduction loop j
+    # beside the output's loops, masked by the two indices (OPT's position
+    # ids from the attention mask). Quadratic in the scanned dim, which
+    # stays whole: the sharding rules give a loop linalg.index reads none.
+    shape, dtype = E.out()
+    x = E.b.cast(a.self, dtype)
+    r = x.rank
+    if r == 0:
+        return x
+    d = a.dim % r
+    m = [f"d{k}" for k in range(r)]
+    m[d] = f"d{r}"
+
+    def body(b, ins, out):
+        i = b.index_to(b.index(d), torch.int64)
+        j = b.index_to(b.index(r), torch.int64)
+        keep = b.cmp("le", j, i, torch.int64)
+        term = b.select(keep, ins[0], b.const(0, dtype), dtype)
+        return b.add(out, term, dtype)
+    return E.b.generic([(x, m)], shape, dtype, body,
+                       iterators=["parallel"] * r + ["reduction"],
+                       init=E.b.zeros(shape, dtype))

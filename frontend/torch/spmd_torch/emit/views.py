@@ -215,3 +215,33 @@ def _constant_pad_nd(E, node, a):
     if 0 in sizes:
         return out
     return E.b.insert_slice(x, out, [max(b, 0) for b in before], sizes, [1] * r)
+
+
+@handles("repeat.default")
+def _repeat(E, node, a):
+    # torch.repeat tiles: x [s0, s1] repeated [r0, r1] is x broadcast to
+    # [r0, s0, r1, s1] (leading 1s for repeats beyond x's rank) and
+    # collapsed to [r0*s0, r1*s1] (Bloom's ALiBi slopes).
+    x = a.self
+    reps = [int(r) for r in a.repeats]
+    if len(reps) < x.rank:
+        raise UnsupportedOpError("repeat with fewer repeats than dims")
+    sizes = [1] * (len(reps) - x.rank) + list(x.shape)
+    shape, _ = E.out()
+    if 0 in reps or 0 in sizes:
+        return E.b.empty(shape, x.dtype)
+    inter = [d for s in sizes for d in (1, s)]
+    tiled = [d for r, s in zip(reps, sizes) for d in (r, s)]
+    v = E.b.broadcast_to(E.b.reshape(x, inter), tiled)
+    return E.b.reshape(v, shape)
+
+
+@handles("flip.default")
+def _flip(E, node, a):
+    # out[.., i, ..] = x[.., n-1-i, ..]: the input map reverses the flipped
+    # loops (their sharding rule then keeps them whole). cumsum's gradient.
+    x = a.self
+    dims = {d % x.rank for d in a.dims} if x.rank else set()
+    m = [f"-d{k} + {x.shape[k] - 1}" if k in dims and x.shape[k] > 1
+         else f"d{k}" for k in range(x.rank)]
+    return E.b.generic([(x, m)], x.shape, x.dtype, lambda b, i, o: i[0])
