@@ -1,12 +1,12 @@
-"""A model using an op the importer does not translate (cumsum)."""
+"""A model using an op the importer does not translate (cummax)."""
 import torch
 import torch.nn as nn
 
 
-class CumsumNet(nn.Module):
+class CummaxNet(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(4, 4)
 
     def forward(self, x):
-        return torch.cumsum(self.fc(x), dim=-1)
+        return torch.cummax(self.fc(x), dim=-1).values

@@ -88,33 +88,77 @@ def _index_add(E, node, a):
                        out_map=[f"d{k}" for k in range(r)], init=x)
 
 
+def _wrapped(b, i, n, t):
+    """A torch index into a dim of `n`: negative ones count from the end."""
+    neg = b.cmp("lt", i, b.const(0, t), t)
+    return b.select(neg, b.add(i, b.const(n, t), t), i, t)
+
+
+def _advanced(indices, what):
+    """(leading Nones, the index tensors) of an indices list whose index
+    tensors are adjacent and of one shape, after leading Nones."""
+    idxs = list(indices)
+    while idxs and idxs[-1] is None:
+        idxs.pop()
+    lead = 0
+    while lead < len(idxs) and idxs[lead] is None:
+        lead += 1
+    idxs = idxs[lead:]
+    if not idxs or any(i is None for i in idxs) or \
+            len({i.shape for i in idxs}) != 1:
+        raise UnsupportedOpError(
+            f"{what} with adjacent index tensors of one shape only")
+    return lead, idxs
+
+
+@handles("index.Tensor")
+def _index(E, node, a):
+    # x[:, idx] and x[idx0, idx1]: out[pre, p.., post] = x[pre, idx0[p..],
+    # idx1[p..], .., post] (Falcon's split of its fused qkv); a negative
+    # index counts from the end.
+    x = a.self
+    lead, idxs = _advanced(a.indices, "index")
+    k, q = len(idxs), idxs[0].rank
+    shape, _ = E.out()
+    ps = [f"d{lead + j}" for j in range(q)]
+
+    def body(b, i, o):
+        coords = [b.index(d) for d in range(lead)]
+        for j, idx in enumerate(idxs):
+            v = _wrapped(b, i[j], x.shape[lead + j], idx.dtype)
+            coords.append(b.index_cast(v, idx.dtype))
+        coords += [b.index(lead + q + d) for d in range(x.rank - lead - k)]
+        return _extract(b, x, coords)
+    return E.b.generic([(i, ps) for i in idxs], shape, x.dtype, body)
+
+
 @handles("index_put.default")
 def _index_put(E, node, a):
     # self[idx0[p], .., idxk-1[p], rest] = values[p, rest] (accumulate: +=),
     # for leading index tensors of one shape: the form core ATen gives
     # embedding and gather backward. Without accumulate the last write of a
     # position wins (PyTorch leaves duplicates unspecified).
+    # Leading Nones (x[:, idx] += v, the gradient of x[:, idx]) skip dims.
     x, vals = a.self, a.values
-    idxs = list(a.indices)
-    if not idxs or any(i is None for i in idxs) or \
-            len({i.shape for i in idxs}) != 1:
-        raise UnsupportedOpError(
-            "index_put with leading index tensors of one shape only")
+    lead, idxs = _advanced(a.indices, "index_put")
     k, ishape = len(idxs), idxs[0].shape
     r, q = x.rank, len(ishape)
     t = x.dtype
-    vshape = tuple(ishape) + tuple(x.shape[k:])
+    vshape = tuple(x.shape[:lead]) + tuple(ishape) + tuple(x.shape[lead + k:])
     if vals.shape != vshape:
         vals = E.b.broadcast_to(vals, vshape)
     # loops: x's dims d0..d{r-1} (parallel), then the index dims (reduction)
     ps = [f"d{r + j}" for j in range(q)]
-    ins = [(i, ps) for i in idxs] + [(vals, ps + [f"d{j}" for j in range(k, r)])]
+    ins = [(i, ps) for i in idxs] + [
+        (vals, [f"d{j}" for j in range(lead)] + ps +
+         [f"d{j}" for j in range(lead + k, r)])]
 
     def body(b, i, o):
         hit = None
         for j in range(k):
             tt = idxs[j].dtype
-            c = b.cmp("eq", i[j], b.index_to(b.index(j), tt), tt)
+            c = b.cmp("eq", _wrapped(b, i[j], x.shape[lead + j], tt),
+                      b.index_to(b.index(lead + j), tt), tt)
             hit = c if hit is None else b.emit(f"arith.andi {hit}, {c}", "i1")
         if a.accumulate:
             return b.add(o, b.select(hit, i[k], b.const(0, t), t), t)
