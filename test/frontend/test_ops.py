@@ -129,8 +129,9 @@ class OpNumerics(unittest.TestCase):
             mask = torch.ones(4, 4, dtype=torch.bool).tril()
             up = torch.triu(torch.full((4, 4), 2.0), diagonal=1)
             ar = torch.arange(6) * 2
+            ar32 = torch.arange(1, 9, 2, dtype=torch.int32)  # Bloom's ALiBi
             sc = s.reshape(1, 1).expand(3, 2) + s
-            return [t, u, st_, mask, up, ar, sc, x.t().contiguous(),
+            return [t, u, st_, mask, up, ar, ar32, sc, x.t().contiguous(),
                     torch.bmm(x.view(2, 3, 4), x.view(2, 4, 3)),
                     torch.addmm(s, x, x.t()), x.sum(0, keepdim=True), x.mean(),
                     x.amax(1), torch.var(x, 1)]

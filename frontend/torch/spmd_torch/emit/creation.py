@@ -47,7 +47,9 @@ def _arange(E, node, a):
     step = a.get("step", 1)
 
     def body(b, ins, out):
-        i = b.index_to(b.index(0), torch.int64)
+        # The index in the result's integer type (int32 for Bloom's ALiBi
+        # powers), or int64 then converted to the float type.
+        i = b.index_to(b.index(0), torch.int64 if is_float(dtype) else dtype)
         if is_float(dtype):
             i = b.cast(i, torch.int64, dtype)
         return b.add(b.const(start, dtype), b.mul(i, b.const(step, dtype), dtype), dtype)
