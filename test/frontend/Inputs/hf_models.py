@@ -54,6 +54,30 @@ def phi3(**kw):
                     pad_token_id=0, **kw)
 
 
+def opt(**kw):
+    # Learned positions indexed by the cumulative sum of the attention mask
+    # (offset 2), ReLU MLP, no biases (a key bias's gradient is rounding
+    # noise that no relative comparison can hold; Bloom keeps its biases).
+    cfg = transformers.OPTConfig(vocab_size=VOCAB, hidden_size=DIM,
+                                 ffn_dim=HIDDEN, num_attention_heads=HEADS,
+                                 num_hidden_layers=LAYERS,
+                                 max_position_embeddings=SEQ,
+                                 word_embed_proj_dim=DIM, dropout=0.0,
+                                 attention_dropout=0.0, pad_token_id=1,
+                                 enable_bias=False, **kw)
+    return transformers.OPTForCausalLM(cfg)
+
+
+def bloom(**kw):
+    # ALiBi (int32 arange, powers, the mask's cumulative sum) instead of
+    # positions, fused query_key_value, LayerNorm after the embedding.
+    cfg = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=DIM,
+                                   n_head=HEADS, n_layer=LAYERS,
+                                   hidden_dropout=0.0, attention_dropout=0.0,
+                                   **kw)
+    return transformers.BloomForCausalLM(cfg)
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
