@@ -121,6 +121,24 @@ class OpNumerics(unittest.TestCase):
         self.compare(f, x, torch.tensor([4, 0, 2, 2]),
                      torch.tensor([1, -1, 3, 0]), torch.tensor([2, 0, -1]))
 
+    def test_constant_index(self):
+        # Indexing by a constant that steps evenly (Falcon's
+        # fused_qkv[..., [-2]]) is a strided extract_slice and its gradient
+        # an insert_slice: no tensor.extract inside a generic, which
+        # spmd-partition rejects. A slice of the constant is no constant
+        # any more: that one stays a gather.
+        cidx, cidx2 = torch.tensor([-2]), torch.tensor([0, 2, 4])
+
+        def f(x):
+            y = x[:, :, cidx] * 3 + x[:, cidx2[:2]].sum(1, keepdim=True)
+            z = (y * y).sum() + x[:, :, cidx2].pow(2).sum()
+            return [y, x[:, :, cidx2]] + list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(3)
+        x = torch.randn(3, 4, 5, requires_grad=True)
+        text = self.compare(f, x)
+        self.assertEqual(text.count("tensor.extract %"), 1)
+        self.assertIn("[1, 1, 2]", text)  # the stride of x[:, :, [0, 2, 4]]
+
     def test_shapes_and_creation(self):
         def f(x, s):
             t = x.view(2, 1, 3, 4).transpose(0, 2).reshape(12, 2)

@@ -253,6 +253,9 @@ class Builder:
         self.counter = 0
         self.lines = []
         self.reshaped_from = {}  # reshape result name -> original Value
+        # Small integer constants by value name: indexing by them is static
+        # slicing (a gather inside a generic is not partitioned).
+        self.known = {}
         # Location of the ops being built: the graph node (or plan entry)
         # they come from, so later errors and reshards can name it.
         self.loc = None

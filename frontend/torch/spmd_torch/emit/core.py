@@ -179,6 +179,8 @@ class Emitter:
             if node.op == "get_attr":
                 t = getattr(self.gm, node.target)
                 self.env[node] = self.b.dense(t.detach(), t.dtype)
+                if not t.is_floating_point() and t.numel() <= 4096:
+                    self.b.known[self.env[node].name] = t.detach().clone()
                 continue
             if node.op == "output":
                 outputs = self.resolve(node.args[0])

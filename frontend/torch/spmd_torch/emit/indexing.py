@@ -111,6 +111,29 @@ def _advanced(indices, what):
     return lead, idxs
 
 
+def _static_index(E, x, lead, idxs):
+    """(offset, count, stride) of x's dim `lead` when the one index tensor is
+    a known constant whose indices step evenly forward (Falcon's
+    fused_qkv[..., [-2]]), else None."""
+    if len(idxs) != 1 or idxs[0].name not in E.b.known:
+        return None
+    n = x.shape[lead]
+    vals = [int(v) % n if n else 0 for v in E.b.known[idxs[0].name].flatten()]
+    if not vals or (n and any(not -n <= int(v) < n for v in
+                              E.b.known[idxs[0].name].flatten())):
+        return None
+    step = vals[1] - vals[0] if len(vals) > 1 else 1
+    if step < 1 or any(b - a != step for a, b in zip(vals, vals[1:])):
+        return None
+    return vals[0], len(vals), step
+
+
+def _slice_at(x, dim, offset, count, stride):
+    offs, sizes, strides = [0] * x.rank, list(x.shape), [1] * x.rank
+    offs[dim], sizes[dim], strides[dim] = offset, count, stride
+    return offs, sizes, strides
+
+
 @handles("index.Tensor")
 def _index(E, node, a):
     # x[:, idx] and x[idx0, idx1]: out[pre, p.., post] = x[pre, idx0[p..],
@@ -120,6 +143,10 @@ def _index(E, node, a):
     lead, idxs = _advanced(a.indices, "index")
     k, q = len(idxs), idxs[0].rank
     shape, _ = E.out()
+    static = _static_index(E, x, lead, idxs)
+    if static is not None:
+        return E.b.reshape(E.b.extract_slice(x, *_slice_at(x, lead, *static)),
+                           shape)
     ps = [f"d{lead + j}" for j in range(q)]
 
     def body(b, i, o):
@@ -147,6 +174,16 @@ def _index_put(E, node, a):
     vshape = tuple(x.shape[:lead]) + tuple(ishape) + tuple(x.shape[lead + k:])
     if vals.shape != vshape:
         vals = E.b.broadcast_to(vals, vshape)
+    static = _static_index(E, x, lead, idxs)
+    if static is not None:
+        # Distinct positions of a strided slice: insert (or add) in place.
+        where = _slice_at(x, lead, *static)
+        vals = E.b.reshape(vals, tuple(where[1]))
+        if a.accumulate:
+            part = E.b.extract_slice(x, *where)
+            vals = E.b.elementwise([part, vals], t,
+                                   lambda b, v: b.add(v[0], v[1], t))
+        return E.b.insert_slice(vals, x, *where)
     # loops: x's dims d0..d{r-1} (parallel), then the index dims (reduction)
     ps = [f"d{r + j}" for j in range(q)]
     ins = [(i, ps) for i in idxs] + [
