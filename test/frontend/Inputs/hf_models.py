@@ -78,6 +78,18 @@ def bloom(**kw):
     return transformers.BloomForCausalLM(cfg)
 
 
+def falcon(**kw):
+    # Multi-query attention: one key and value head sliced out of the fused
+    # qkv by constant indices; attention and MLP in parallel off one norm.
+    cfg = transformers.FalconConfig(vocab_size=VOCAB, hidden_size=DIM,
+                                    num_attention_heads=HEADS,
+                                    num_hidden_layers=LAYERS,
+                                    hidden_dropout=0.0, attention_dropout=0.0,
+                                    new_decoder_architecture=False,
+                                    multi_query=True, **kw)
+    return transformers.FalconForCausalLM(cfg)
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
