@@ -208,6 +208,16 @@ class ErrorPaths(unittest.TestCase):
         self.assertIn("aten.cummax.default", msg)
         self.assertIn("graph node 'cummax'", msg)
 
+    def test_boolean_mask_index_is_refused(self):
+        # x.index_put((mask,), v): a boolean index is no position; the
+        # translation refuses it rather than comparing i1 with positions.
+        def f(x, m):
+            return torch.index_put(x, (m,), torch.tensor(0.0))
+        gm = make_fx(f)(torch.randn(4, 3), torch.rand(4, 3) > 0.5)
+        with self.assertRaises(st.UnsupportedOpError) as cm:
+            Emitter(gm).run("f")
+        self.assertIn("boolean mask", str(cm.exception))
+
     def test_unsupported_op_in_train_step(self):
         class Bad(torch.nn.Module):
             def __init__(self):

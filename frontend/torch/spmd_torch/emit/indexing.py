@@ -3,6 +3,8 @@ linalg.generic reading its source with tensor.extract), scatter_add and
 index_add (a reduction linalg.generic over the scattered positions).
 """
 
+import torch
+
 from ..builder import UnsupportedOpError, numel
 from .core import handles
 
@@ -108,6 +110,8 @@ def _advanced(indices, what):
             len({i.shape for i in idxs}) != 1:
         raise UnsupportedOpError(
             f"{what} with adjacent index tensors of one shape only")
+    if any(i.dtype == torch.bool for i in idxs):
+        raise UnsupportedOpError(f"{what} with a boolean mask")
     return lead, idxs
 
 
@@ -118,10 +122,10 @@ def _static_index(E, x, lead, idxs):
     if len(idxs) != 1 or idxs[0].name not in E.b.known:
         return None
     n = x.shape[lead]
-    vals = [int(v) % n if n else 0 for v in E.b.known[idxs[0].name].flatten()]
-    if not vals or (n and any(not -n <= int(v) < n for v in
-                              E.b.known[idxs[0].name].flatten())):
+    raw = [int(v) for v in E.b.known[idxs[0].name].flatten()]
+    if not raw or any(not -n <= v < n for v in raw):
         return None
+    vals = [v % n for v in raw]
     step = vals[1] - vals[0] if len(vals) > 1 else 1
     if step < 1 or any(b - a != step for a, b in zip(vals, vals[1:])):
         return None
