@@ -203,12 +203,26 @@ LogicalResult FunctionPartitioner::collectLayouts() {
 
   auto visit = [&](Operation *op) -> LogicalResult {
     if (op->getParentOp() != fn) {
-      // Inside a region: only the scalar bodies of linalg ops are supported
-      // (a tensor used there would be indexed globally).
-      for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
-        if (isa<ShapedType>(v.getType()))
+      // Inside a region: only the scalar bodies of linalg ops are supported,
+      // reading tensors from above only if they are replicated (whole on
+      // every rank: the body indexes them globally; spmd-propagate makes
+      // them so).
+      for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
+        if (!isa<ShapedType>(v.getType()))
+          continue;
+        Operation *top = fn.getBody().front().findAncestorOpInBlock(*op);
+        bool fromAbove = isTensor(v) && top &&
+                         !top->isAncestor(v.getParentRegion()->getParentOp());
+        if (!fromAbove)
           return op->emitOpError()
                  << "inside a region is not supported by spmd-partition";
+        LayoutAttr layout = layouts.lookup(v);
+        if (layout && !layout.toLayout().isReplicated())
+          return op->emitOpError()
+                 << "reads a tensor from above whose layout is " << layout
+                 << "; inside a region spmd-partition needs it replicated "
+                    "(run spmd-propagate, which makes it so)";
+      }
       return success();
     }
     if (op->getNumRegions() && !isa<linalg::LinalgOp, tensor::PadOp>(op))

@@ -315,6 +315,8 @@ private:
   Value constrainTo(Value v, const Layout &to, Operation *before,
                     StringRef why);
   LogicalResult materialize();
+  /// Tensors read inside an op's region from above are made whole first.
+  void pinCapturedTensors();
   /// Records why an inserted constrain is there: a `reason` attribute (which
   /// spmd-partition's explanations quote) and a remark.
   void explainConstrain(::spmd::ConstrainOp constrain, StringRef reason) {
@@ -746,10 +748,45 @@ LogicalResult FunctionPropagation::materialize() {
   return success();
 }
 
+void FunctionPropagation::pinCapturedTensors() {
+  // A linalg body that reads a tensor from above (tensor.extract at indices
+  // it computes: a gather, MoE's expert weights picked per token) reads it
+  // at global coordinates, so every rank needs all of it: the body reads a
+  // replicated copy, constrained once per op and tensor.
+  Layout replicated = Layout::replicated(mesh.rank());
+  for (Operation &op : fn.getBody().front()) {
+    if (op.getNumRegions() == 0)
+      continue;
+    DenseMap<Value, Value> copies;
+    op.walk([&](Operation *inner) {
+      if (inner == &op)
+        return;
+      for (OpOperand &use : inner->getOpOperands()) {
+        Value v = use.get();
+        if (!isRankedTensor(v) ||
+            op.isAncestor(v.getParentRegion()->getParentOp()))
+          continue;
+        Value &copy = copies[v];
+        if (!copy) {
+          OpBuilder builder(&op);
+          copy = ::spmd::ConstrainOp::create(builder, op.getLoc(), v.getType(),
+                                             v, attr(replicated));
+          if (explain)
+            explainConstrain(cast<::spmd::ConstrainOp>(copy.getDefiningOp()),
+                             "read inside a region at computed indices: "
+                             "whole on every rank");
+        }
+        use.set(copy);
+      }
+    });
+  }
+}
+
 LogicalResult FunctionPropagation::run() {
   if (!fn.getBody().hasOneBlock())
     return fn.emitOpError()
            << "spmd-propagate handles single-block functions only";
+  pinCapturedTensors();
   // Seeds: argument annotations, pre-existing op result annotations.
   StringAttr layoutName =
       StringAttr::get(fn.getContext(), ::spmd::SPMDDialect::kLayoutAttrName);

@@ -212,8 +212,28 @@ func.func @tensor_in_body(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(
       attrs = {spmd.layout = #spmd.layout<@tp, [S(0)]>} {
     ^bb0(%in: f32, %out: f32):
       %c = arith.constant 0 : index
-      // expected-error @+1 {{'tensor.extract' op inside a region is not supported by spmd-partition}}
+      // expected-error @+1 {{'tensor.extract' op reads a tensor from above whose layout is #spmd.layout<@tp, [S(0)]>; inside a region spmd-partition needs it replicated (run spmd-propagate, which makes it so)}}
       %v = tensor.extract %t[%c] : tensor<8xf32>
+      linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return
+}
+
+// -----
+
+spmd.mesh @tp ["tp"=4]
+func.func @tensor_made_in_body(%x: tensor<8xf32> {spmd.layout = #spmd.layout<@tp, [S(0)]>}) {
+  %e = tensor.empty() {spmd.layout = #spmd.layout<@tp, [S(0)]>} : tensor<8xf32>
+  %g = linalg.generic {
+      indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+      iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>)
+      attrs = {spmd.layout = #spmd.layout<@tp, [S(0)]>} {
+    ^bb0(%in: f32, %out: f32):
+      // expected-error @+1 {{'tensor.splat' op inside a region is not supported by spmd-partition}}
+      %s = tensor.splat %in : tensor<4xf32>
+      %c = arith.constant 0 : index
+      %v = tensor.extract %s[%c] : tensor<4xf32>
       linalg.yield %v : f32
   } -> tensor<8xf32>
   return
