@@ -105,6 +105,23 @@ class OpNumerics(unittest.TestCase):
         m = torch.tensor([[1, 1, 0, 1], [0, 1, 1, 1]])
         self.compare(f, x, m)
 
+    def test_topk(self):
+        # MoE routing (Mixtral): the top 2 of softmax probabilities, their
+        # renormalized values and gradient (a scatter of the values'
+        # gradient); smallest-k on another dim; a tie goes to the lower
+        # index; integer input.
+        def f(x, n):
+            p = torch.softmax(x, -1)
+            v, i = torch.topk(p, 2, dim=-1)
+            v = v / v.sum(-1, keepdim=True)
+            lo, j = torch.topk(x, 3, dim=0, largest=False)
+            z = (v * v).sum() + (lo * lo).sum()
+            return [v, i, lo, j, torch.topk(n, 2).indices] + \
+                list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(3)
+        x = torch.randn(5, 6, requires_grad=True)
+        self.compare(f, x, torch.tensor([[3, 7, 7, 1], [2, 2, 9, 9]]))
+
     def test_advanced_index(self):
         # x[:, :, idx] (Falcon's split of its fused qkv), a 2-D index, two
         # adjacent index tensors, negative indices; the gradients are

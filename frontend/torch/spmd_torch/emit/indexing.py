@@ -1,11 +1,12 @@
 """Handlers for data-dependent indexing: gather and index_select (a
-linalg.generic reading its source with tensor.extract), scatter_add and
-index_add (a reduction linalg.generic over the scattered positions).
+linalg.generic reading its source with tensor.extract), scatter,
+scatter_add and index_add (a reduction linalg.generic over the scattered
+positions).
 """
 
 import torch
 
-from ..builder import UnsupportedOpError, numel
+from ..builder import UnsupportedOpError, Value, numel
 from .core import handles
 
 
@@ -42,28 +43,37 @@ def _index_select(E, node, a):
     return E.b.generic([(idx, [f"d{dim}"])], shape, x.dtype, body)
 
 
-@handles("scatter_add.default")
-def _scatter_add(E, node, a):
+@handles("scatter_add.default", "scatter.src", "scatter.value")
+def _scatter(E, node, a):
     # out[.., k, ..] = self[.., k, ..] + sum_p (index[.., p, ..] == k) src[.., p, ..]
-    x, idx, src = a.self, a.index, a.src
+    # (scatter_add); scatter writes instead, the last write of a position
+    # winning (PyTorch leaves duplicates unspecified): topk's gradient.
+    x, idx = a.self, a.index
     dim = a.dim % x.rank
     t, tt = x.dtype, idx.dtype
+    add = str(node.target).startswith("aten.scatter_add")
+    src = a.src
+    if not isinstance(src, Value):
+        src = E.b.full(tuple(idx.shape), a.value, t)
     for k in range(x.rank):
         if k != dim and (idx.shape[k] != x.shape[k] or src.shape[k] != x.shape[k]):
-            raise UnsupportedOpError("scatter_add with an index smaller than "
-                                     "the output outside the scatter dim")
+            raise UnsupportedOpError(f"{str(node.target)[5:]} with an index "
+                                     "smaller than the output outside the "
+                                     "scatter dim")
     r = x.rank
     p = f"d{r}"
     m_in = [f"d{k}" if k != dim else p for k in range(r)]
-    src_in = src
+    src_in = E.b.cast(src, t)
     if src.shape[dim] != idx.shape[dim]:
         offs = [0] * r
-        src_in = E.b.extract_slice(src, offs, list(idx.shape), [1] * r)
+        src_in = E.b.extract_slice(src_in, offs, list(idx.shape), [1] * r)
 
     def body(b, i, o):
         k = b.index_to(b.index(dim), tt)
-        hit = b.cmp("eq", i[0], k, tt)
-        return b.add(o, b.select(hit, i[1], b.const(0, t), t), t)
+        hit = b.cmp("eq", _wrapped(b, i[0], x.shape[dim], tt), k, tt)
+        if add:
+            return b.add(o, b.select(hit, i[1], b.const(0, t), t), t)
+        return b.select(hit, i[1], o, t)
     return E.b.generic([(idx, m_in), (src_in, m_in)], x.shape, t, body,
                        iterators=["parallel"] * r + ["reduction"],
                        out_map=[f"d{k}" for k in range(r)], init=x)

@@ -2,9 +2,11 @@
 argmax/argmin, and softmax/log_softmax with their backward ops.
 """
 
+import math
+
 import torch
 
-from ..builder import numel
+from ..builder import UnsupportedOpError, is_float, numel
 from .core import handles
 
 
@@ -126,6 +128,26 @@ def _log_softmax_backward(E, node, a):
         v[0], b.mul(b.exp(v[1], t), v[2], t), t))
 
 
+def _first_index(E, x, ext, dim):
+    """The first index along `dim` where x equals `ext` (x's shape with `dim`
+    dropped): the position of a max/min, or dim's size where none is."""
+    r = x.rank
+    out_shape = tuple(d for k, d in enumerate(x.shape) if k != dim)
+    big = x.shape[dim]
+    out_map = [f"d{k}" for k in range(r) if k != dim]
+
+    def body(b, i, o):
+        k = b.index_to(b.index(dim), torch.int64)
+        hit = b.cmp("eq", i[0], i[1], x.dtype)
+        cand = b.select(hit, k, b.const(big, torch.int64), torch.int64)
+        return b.min(o, cand, torch.int64)
+    iters = ["reduction" if k == dim else "parallel" for k in range(r)]
+    return E.b.generic([(x, [f"d{k}" for k in range(r)]), (ext, out_map)],
+                       out_shape, torch.int64, body, iterators=iters,
+                       out_map=out_map,
+                       init=E.b.full(out_shape, big, torch.int64))
+
+
 @handles("argmax.default", "argmin.default")
 def _argmax(E, node, a):
     shape, _ = E.out()
@@ -138,26 +160,54 @@ def _argmax(E, node, a):
         dim, keep = a.dim % max(x.rank, 1), bool(a.keepdim)
     if x.rank == 0:
         return E.b.zeros(shape, torch.int64)
-    ext = E.b.reduce(x, [dim], "max" if is_max else "min", True)
-    # The first index holding the extreme value (NaN-free inputs).
-    r = x.rank
-    out_shape = tuple(d for k, d in enumerate(x.shape) if k != dim)
-    big = x.shape[dim]
-    init = E.b.full(out_shape, big, torch.int64)
-    out_map = [f"d{k}" for k in range(r) if k != dim]
-    ext = E.b.reshape(ext, out_shape)
-    ext_map = out_map
-
-    def body(b, i, o):
-        k = b.index_to(b.index(dim), torch.int64)
-        hit = b.cmp("eq", i[0], i[1], x.dtype)
-        cand = b.select(hit, k, b.const(big, torch.int64), torch.int64)
-        return b.min(o, cand, torch.int64)
-    iters = ["reduction" if k == dim else "parallel" for k in range(r)]
-    res = E.b.generic([(x, [f"d{k}" for k in range(r)]), (ext, ext_map)],
-                      out_shape, torch.int64, body, iterators=iters,
-                      out_map=out_map, init=init)
+    ext = E.b.reduce(x, [dim], "max" if is_max else "min", False)
+    res = _first_index(E, x, ext, dim)
     return E.b.reshape(res, shape) if keep or a.dim is None else res
+
+
+# Larger k would unroll into as many passes over the input.
+_TOPK_MAX_K = 64
+
+
+@handles("topk.default")
+def _topk(E, node, a):
+    # k passes, each taking the extreme value and its first index, then
+    # masking that position out (MoE routing: top 2 of 8 experts, 8 of 64).
+    # Ties go to the lower index; values come sorted (largest first).
+    (vshape, _), (ishape, _) = E.out(0), E.out(1)
+    x, k = a.self, int(a.k)
+    largest = a.get("largest", True)
+    if x.rank == 0:
+        return x, E.b.zeros((), torch.int64)
+    dim = a.get("dim", -1) % x.rank
+    if k > _TOPK_MAX_K:
+        raise UnsupportedOpError(
+            f"topk with k = {k} (at most {_TOPK_MAX_K}: it unrolls k passes)")
+    kind = "max" if largest else "min"
+    t = x.dtype
+    mask = (-math.inf if largest else math.inf) if is_float(t) else \
+        (torch.iinfo(t).min if largest else torch.iinfo(t).max)
+    r = x.rank
+    kept = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
+    vals, idxs, cur = [], [], x
+    for j in range(k):
+        ext = E.b.reduce(cur, [dim], kind, False)
+        pos = _first_index(E, cur, ext, dim)
+        vals.append(E.b.reshape(ext, kept))
+        idxs.append(E.b.reshape(pos, kept))
+        if j + 1 == k:
+            break
+        pos_map = [f"d{q}" for q in range(r) if q != dim]
+
+        def body(b, i, o):
+            here = b.cmp("eq", b.index_to(b.index(dim), torch.int64), i[1],
+                         torch.int64)
+            return b.select(here, b.const(mask, t), i[0], t)
+        cur = E.b.generic([(cur, [f"d{q}" for q in range(r)]), (pos, pos_map)],
+                          x.shape, t, body)
+    values, indices = E.b.concat(vals, dim), E.b.concat(idxs, dim)
+    assert values.shape == vshape and indices.shape == ishape
+    return values, indices
 
 
 @handles("any.dim", "any.dims", "any.default", "all.dim", "all.dims",
