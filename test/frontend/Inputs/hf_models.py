@@ -90,6 +90,41 @@ def falcon(**kw):
     return transformers.FalconForCausalLM(cfg)
 
 
+def gptj(**kw):
+    # Rotary on the first 8 of each head's 16 dims, its sin/cos table a
+    # buffer gathered at the position ids (a gather from a tensor the
+    # attention's loops read at computed indices); parallel attention + MLP.
+    cfg = transformers.GPTJConfig(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
+                                  n_layer=LAYERS, n_positions=SEQ,
+                                  rotary_dim=8, resid_pdrop=0.0,
+                                  embd_pdrop=0.0, attn_pdrop=0.0,
+                                  bos_token_id=0, eos_token_id=0, **kw)
+    return transformers.GPTJForCausalLM(cfg)
+
+
+def _moe(model):
+    # Experts as transformers' "batched_mm" computes them: each token's top-k
+    # expert weights gathered by index and applied by bmm (static shapes; the
+    # default "grouped_mm" sorts tokens into data-dependent groups).
+    model.set_experts_implementation("batched_mm")
+    return model
+
+
+def mixtral(**kw):
+    # Sparse MoE: 4 experts, top 2 per token (softmax, topk, renormalized).
+    return _moe(_decoder(transformers.MixtralConfig,
+                         transformers.MixtralForCausalLM, num_local_experts=4,
+                         num_experts_per_tok=2, router_jitter_noise=0.0, **kw))
+
+
+def qwen2_moe(**kw):
+    # Qwen2-MoE: top 2 of 4 routed experts plus a gated shared expert.
+    return _moe(_decoder(transformers.Qwen2MoeConfig,
+                         transformers.Qwen2MoeForCausalLM, num_experts=4,
+                         num_experts_per_tok=2, moe_intermediate_size=48,
+                         shared_expert_intermediate_size=40, **kw))
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
