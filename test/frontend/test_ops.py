@@ -116,7 +116,11 @@ class OpNumerics(unittest.TestCase):
             v = v / v.sum(-1, keepdim=True)
             lo, j = torch.topk(x, 3, dim=0, largest=False)
             z = (v * v).sum() + (lo * lo).sum()
-            return [v, i, lo, j, torch.topk(n, 2).indices] + \
+            inf = torch.tensor([[1.0, -float("inf"), 2.0, -float("inf")]])
+            # (PyTorch orders tied -inf entries as it likes: count hits.)
+            vi, ii = torch.topk(inf, 4)
+            hits = torch.zeros(1, 4).scatter_add(1, ii, torch.ones(1, 4))
+            return [v, i, lo, j, torch.topk(n, 2).indices, vi, hits] + \
                 list(torch.autograd.grad(z, [x]))
         torch.manual_seed(3)
         x = torch.randn(5, 6, requires_grad=True)

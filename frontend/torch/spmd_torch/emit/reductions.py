@@ -128,22 +128,27 @@ def _log_softmax_backward(E, node, a):
         v[0], b.mul(b.exp(v[1], t), v[2], t), t))
 
 
-def _first_index(E, x, ext, dim):
+def _first_index(E, x, ext, dim, taken=None):
     """The first index along `dim` where x equals `ext` (x's shape with `dim`
-    dropped): the position of a max/min, or dim's size where none is."""
+    dropped) and `taken` (int32 like x, if given) is 0: the position of a
+    max/min, or dim's size where none is."""
     r = x.rank
     out_shape = tuple(d for k, d in enumerate(x.shape) if k != dim)
     big = x.shape[dim]
     out_map = [f"d{k}" for k in range(r) if k != dim]
+    full = [f"d{k}" for k in range(r)]
 
     def body(b, i, o):
         k = b.index_to(b.index(dim), torch.int64)
         hit = b.cmp("eq", i[0], i[1], x.dtype)
+        if taken is not None:
+            free = b.cmp("eq", i[2], b.const(0, torch.int32), torch.int32)
+            hit = b.emit(f"arith.andi {hit}, {free}", "i1")
         cand = b.select(hit, k, b.const(big, torch.int64), torch.int64)
         return b.min(o, cand, torch.int64)
     iters = ["reduction" if k == dim else "parallel" for k in range(r)]
-    return E.b.generic([(x, [f"d{k}" for k in range(r)]), (ext, out_map)],
-                       out_shape, torch.int64, body, iterators=iters,
+    ins = [(x, full), (ext, out_map)] + ([(taken, full)] if taken else [])
+    return E.b.generic(ins, out_shape, torch.int64, body, iterators=iters,
                        out_map=out_map,
                        init=E.b.full(out_shape, big, torch.int64))
 
@@ -171,9 +176,11 @@ _TOPK_MAX_K = 64
 
 @handles("topk.default")
 def _topk(E, node, a):
-    # k passes, each taking the extreme value and its first index, then
-    # masking that position out (MoE routing: top 2 of 8 experts, 8 of 64).
-    # Ties go to the lower index; values come sorted (largest first).
+    # k passes, each taking the extreme value and the first index holding
+    # it, then marking that position taken (MoE routing: top 2 of 8
+    # experts, 8 of 64). Ties go to the lower index; values come sorted
+    # (largest first); taken positions read as -inf (+inf for the smallest)
+    # and never match again, so infinite inputs keep distinct indices.
     (vshape, _), (ishape, _) = E.out(0), E.out(1)
     x, k = a.self, int(a.k)
     largest = a.get("largest", True)
@@ -188,23 +195,32 @@ def _topk(E, node, a):
     mask = (-math.inf if largest else math.inf) if is_float(t) else \
         (torch.iinfo(t).min if largest else torch.iinfo(t).max)
     r = x.rank
+    full = [f"d{q}" for q in range(r)]
+    pos_map = [f"d{q}" for q in range(r) if q != dim]
     kept = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
-    vals, idxs, cur = [], [], x
+    vals, idxs, cur, taken = [], [], x, None
     for j in range(k):
         ext = E.b.reduce(cur, [dim], kind, False)
-        pos = _first_index(E, cur, ext, dim)
+        pos = _first_index(E, cur, ext, dim, taken)
         vals.append(E.b.reshape(ext, kept))
         idxs.append(E.b.reshape(pos, kept))
         if j + 1 == k:
             break
-        pos_map = [f"d{q}" for q in range(r) if q != dim]
+        prev = taken
 
-        def body(b, i, o):
-            here = b.cmp("eq", b.index_to(b.index(dim), torch.int64), i[1],
+        def mark(b, i, o):
+            here = b.cmp("eq", b.index_to(b.index(dim), torch.int64), i[0],
                          torch.int64)
-            return b.select(here, b.const(mask, t), i[0], t)
-        cur = E.b.generic([(cur, [f"d{q}" for q in range(r)]), (pos, pos_map)],
-                          x.shape, t, body)
+            one = b.select(here, b.const(1, torch.int32),
+                           b.const(0, torch.int32), torch.int32)
+            return one if prev is None else b.max(one, i[1], torch.int32)
+        taken = E.b.generic([(pos, pos_map)] + ([(prev, full)] if prev else []),
+                            x.shape, torch.int32, mark)
+
+        def masked(b, i, o):
+            on = b.cmp("ne", i[1], b.const(0, torch.int32), torch.int32)
+            return b.select(on, b.const(mask, t), i[0], t)
+        cur = E.b.generic([(x, full), (taken, full)], x.shape, t, masked)
     values, indices = E.b.concat(vals, dim), E.b.concat(idxs, dim)
     assert values.shape == vshape and indices.shape == ishape
     return values, indices
