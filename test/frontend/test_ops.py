@@ -15,17 +15,17 @@ from spmd_torch import mlir_exec
 from spmd_torch.emitter import Emitter
 
 
-def run_traced(fn, *inputs):
+def run_traced(fn, *inputs, gather_form="onehot"):
     gm = make_fx(fn)(*inputs)
-    text, _, results = Emitter(gm).run("f")
+    text, _, results = Emitter(gm, gather_form=gather_form).run("f")
     outs = mlir_exec.run(text, "f", list(inputs),
                          [(r.shape, r.dtype) for r in results])
     return text, outs
 
 
 class OpNumerics(unittest.TestCase):
-    def compare(self, fn, *inputs, atol=1e-5, rtol=1e-4):
-        text, outs = run_traced(fn, *inputs)
+    def compare(self, fn, *inputs, atol=1e-5, rtol=1e-4, gather_form="onehot"):
+        text, outs = run_traced(fn, *inputs, gather_form=gather_form)
         verify(self, text)
         want = fn(*inputs)
         self.assertEqual(len(outs), len(want))
@@ -139,15 +139,18 @@ class OpNumerics(unittest.TestCase):
                 list(torch.autograd.grad(z, [x]))
         torch.manual_seed(3)
         x = torch.randn(3, 4, 5, requires_grad=True)
-        self.compare(f, x, torch.tensor([4, 0, 2, 2]),
-                     torch.tensor([1, -1, 3, 0]), torch.tensor([2, 0, -1]))
+        args = (x, torch.tensor([4, 0, 2, 2]), torch.tensor([1, -1, 3, 0]),
+                torch.tensor([2, 0, -1]))
+        # One-hot contractions (the default) and tensor.extract gathers.
+        self.assertIn("arith.select", self.compare(f, *args))
+        self.assertIn("tensor.extract",
+                      self.compare(f, *args, gather_form="extract"))
 
     def test_constant_index(self):
         # Indexing by a constant that steps evenly (Falcon's
         # fused_qkv[..., [-2]]) is a strided extract_slice and its gradient
-        # an insert_slice: no tensor.extract inside a generic, which
-        # spmd-partition rejects. A slice of the constant is no constant
-        # any more: that one stays a gather.
+        # an insert_slice, not a gather. A slice of the constant is no
+        # constant any more: that one stays a gather (a one-hot reduction).
         cidx, cidx2 = torch.tensor([-2]), torch.tensor([0, 2, 4])
 
         def f(x):
@@ -156,7 +159,7 @@ class OpNumerics(unittest.TestCase):
             return [y, x[:, :, cidx2]] + list(torch.autograd.grad(z, [x]))
         torch.manual_seed(3)
         x = torch.randn(3, 4, 5, requires_grad=True)
-        text = self.compare(f, x)
+        text = self.compare(f, x, gather_form="extract")
         self.assertEqual(text.count("tensor.extract %"), 1)
         self.assertIn("[1, 1, 2]", text)  # the stride of x[:, :, [0, 2, 4]]
 

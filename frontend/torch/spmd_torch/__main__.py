@@ -136,8 +136,9 @@ def build_parser():
     e.add_argument("--constrain-grads", action="store_true",
                    help="also pin gradients at planned module boundaries")
     e.add_argument("--embedding", choices=["onehot", "extract"], default="onehot",
-                   help="embedding lookups as a one-hot reduction over the "
-                        "vocabulary (default) or tensor.extract from the table")
+                   help="embedding lookups and x[idx] gathers as one-hot "
+                        "reductions over the indexed dims (default) or "
+                        "tensor.extract from the table")
     e.add_argument("--metadata", help="write argument/result metadata (JSON)")
     e.add_argument("--save-inputs",
                    help="directory to write the example inputs as arg<i>.npy")

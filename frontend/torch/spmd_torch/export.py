@@ -491,9 +491,9 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
     parameters and optimizer state on dim 0 over dp. plan: DTensor-style
     {module pattern: style} applied on `tp_axis`. tracing_mode: make_fx's
     ("real" by default, "fake" when float16 tensors need kernels the CPU
-    lacks). gather_form: embedding lookups as a one-hot reduction over the
-    vocabulary ("onehot", partitionable by indexing maps alone) or as
-    tensor.extract from the table ("extract"). feedback_order: results in
+    lacks). gather_form: embedding lookups and x[idx] gathers as one-hot
+    reductions over the indexed dims ("onehot", partitionable by indexing
+    maps alone) or as tensor.extract from the table ("extract"). feedback_order: results in
     the order of the arguments they update (result i is the new argument i,
     what `spmd-run --steps` feeds back), then the loss, then the gradients;
     the default is loss, parameters, state, step, gradients. step_fn:

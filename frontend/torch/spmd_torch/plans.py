@@ -230,6 +230,25 @@ def resolve_plan(model, plan):
     return out
 
 
+class ParamParallel(ParallelStyle):
+    """Placements for named parameters of one module (a Hugging Face plan's
+    entries that name a parameter: MoE experts' stacked weights)."""
+
+    def __init__(self, placements):
+        self.placements = dict(placements)
+
+    def param_placements(self, name, module):
+        return dict(self.placements)
+
+
+# Styles of plan entries naming a parameter [.., out, in]: which dim from
+# the end they shard. "packed" (gate and up stacked in one weight, each
+# half split) is laid out as plain colwise: the same values, and chunking
+# the result into its halves then moves data.
+_HF_PARAM_STYLES = {"colwise": 2, "packed_colwise": 2, "rowwise": 1,
+                    "packed_rowwise": 1}
+
+
 # Hugging Face's tensor-parallel style names (the strings of a model's
 # `_tp_plan`, from its config's base_model_tp_plan) in DTensor's terms.
 # None: the module stays replicated.
@@ -244,6 +263,8 @@ _HF_STYLES = {
     "embedding_colwise": lambda: ColwiseParallel(output_layouts=Replicate()),
     "sequence_parallel": lambda: SequenceParallel(),
     "replicated_with_grad_allreduce": None,
+    # The experts' output sum over the tp ranks: propagation's to place.
+    "moe_tp_experts": None,
     "all_reduce": None,
     "local_params": None,
 }
@@ -265,9 +286,26 @@ def hf_tp_plan(model):
     if not raw:
         raise ValueError(f"{type(model).__name__} declares no tensor-parallel "
                          "plan (no _tp_plan / config.base_model_tp_plan)")
-    names = [n for n, _ in model.named_modules()]
+    modules = dict(model.named_modules())
+    names = list(modules)
     plan = {}
     for key, style in raw.items():
+        owner, _, pname = key.rpartition(".")
+        owners = [m for n, m in modules.items()
+                  if match_module_name(owner, n) and
+                  pname in dict(m.named_parameters(recurse=False))]
+        if owners and style in _HF_PARAM_STYLES:
+            # An entry naming a parameter of a module (not a submodule).
+            dim = getattr(owners[0], pname).dim() - _HF_PARAM_STYLES[style]
+            if dim < 0:
+                raise ValueError(f"Hugging Face plan entry '{key}': style "
+                                 f"'{style}' on a parameter of rank "
+                                 f"{dim + _HF_PARAM_STYLES[style]}")
+            prev = plan.get(owner)
+            merged = dict(prev.placements) if isinstance(prev, ParamParallel) else {}
+            merged[pname] = Shard(dim)
+            plan[owner] = ParamParallel(merged)
+            continue
         if style not in _HF_STYLES:
             raise ValueError(f"Hugging Face plan entry '{key}': style '{style}' "
                              "is not supported")
