@@ -126,6 +126,27 @@ class OpNumerics(unittest.TestCase):
         x = torch.randn(5, 6, requires_grad=True)
         self.compare(f, x, torch.tensor([[3, 7, 7, 1], [2, 2, 9, 9]]))
 
+    def test_max_dim_and_rounding_div(self):
+        # max/min over a dim with indices (Phi-MoE's and GPT-OSS's routers)
+        # and their gradient; division rounding toward -inf and toward 0
+        # (Llama 4's chunked attention), float and integer, negative
+        # operands included.
+        def f(x, n, m):
+            v, i = x.max(dim=-1, keepdim=True)
+            w, j = torch.min(x, 0)
+            z = (v * v).sum() + (w * w).sum()
+            return [v, i, w, j,
+                    torch.div(x, 0.3, rounding_mode="floor"),
+                    torch.div(x, 0.3, rounding_mode="trunc"),
+                    torch.div(n, m, rounding_mode="floor"),
+                    torch.div(n, m, rounding_mode="trunc"), n // 4] + \
+                list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(3)
+        x = torch.randn(4, 5, requires_grad=True)
+        n = torch.tensor([[7, -7, 8, -8, 0], [5, -6, 9, -1, 3]])
+        m = torch.tensor([[2, 2, -3, -3, 5], [5, 4, -2, 7, -1]])
+        self.compare(f, x, n, m)
+
     def test_advanced_index(self):
         # x[:, :, idx] (Falcon's split of its fused qkv), a 2-D index, two
         # adjacent index tensors, negative indices; the gradients are

@@ -50,6 +50,34 @@ def _div(E, node, a):
     return E.ew([a.self, a.other], lambda b, x: b.div(x[0], x[1], dtype))
 
 
+@handles("div.Tensor_mode", "div.Scalar_mode", "floor_divide.default",
+         "floor_divide.Scalar")
+def _div_mode(E, node, a):
+    # rounding_mode "trunc" or "floor" (Llama 4's chunked attention: position
+    # // chunk); None is true division.
+    _, dtype = E.out()
+    mode = "floor" if "floor_divide" in str(node.target) else a.rounding_mode
+
+    def body(b, x):
+        q = b.div(x[0], x[1], dtype)
+        if mode is None:
+            return q
+        if is_float(dtype):
+            return b.unary_math("floor" if mode == "floor" else "trunc", q,
+                                dtype)
+        if mode == "trunc":
+            return q
+        # floor: one less where the division was inexact and signs differ.
+        zero = b.const(0, dtype)
+        rem = b.binop(None, "arith.remsi", x[0], x[1], dtype)
+        inexact = b.cmp("ne", rem, zero, dtype)
+        neg = b.emit(f"arith.xori {b.cmp('lt', x[0], zero, dtype)}, "
+                     f"{b.cmp('lt', x[1], zero, dtype)}", "i1")
+        fix = b.emit(f"arith.andi {inexact}, {neg}", "i1")
+        return b.select(fix, b.sub(q, b.const(1, dtype), dtype), q, dtype)
+    return E.ew([a.self, a.other], body)
+
+
 @handles("rsub.Scalar", "rsub.Tensor")
 def _rsub(E, node, a):
     _, dtype = E.out()

@@ -170,6 +170,22 @@ def _argmax(E, node, a):
     return E.b.reshape(res, shape) if keep or a.dim is None else res
 
 
+@handles("max.dim", "min.dim")
+def _max_dim(E, node, a):
+    # (values, indices): the extreme value and the first index holding it.
+    x = a.self
+    is_max = str(node.target).startswith("aten.max")
+    if x.rank == 0:
+        return x, E.b.zeros((), torch.int64)
+    dim, keep = a.dim % x.rank, bool(a.keepdim)
+    ext = E.b.reduce(x, [dim], "max" if is_max else "min", False)
+    pos = _first_index(E, x, ext, dim)
+    if keep:
+        kept = tuple(1 if d == dim else s for d, s in enumerate(x.shape))
+        ext, pos = E.b.reshape(ext, kept), E.b.reshape(pos, kept)
+    return ext, pos
+
+
 # Larger k would unroll into as many passes over the input.
 _TOPK_MAX_K = 64
 
