@@ -147,6 +147,21 @@ class OpNumerics(unittest.TestCase):
         m = torch.tensor([[2, 2, -3, -3, 5], [5, 4, -2, 7, -1]])
         self.compare(f, x, n, m)
 
+    def test_clamp_tensor_and_polar(self):
+        # clamp by tensor bounds (Phi-MoE's router), its gradient; torch.polar
+        # (Llama 4's rotary table) applied as torchtitan does.
+        def f(x, lo, hi, th):
+            y = torch.clamp(x, lo, hi) + torch.clamp(x, min=lo)
+            rot = torch.polar(torch.ones_like(th), th)
+            q = torch.view_as_complex(x.view(4, 3, 2)) * rot
+            z = (y * y).sum() + torch.view_as_real(q).pow(2).sum()
+            return [y, torch.view_as_real(rot), torch.view_as_real(q)] + \
+                list(torch.autograd.grad(z, [x]))
+        torch.manual_seed(3)
+        x = torch.randn(4, 6, requires_grad=True)
+        self.compare(f, x, torch.full((4, 6), -0.5), torch.rand(4, 1),
+                     torch.randn(4, 3))
+
     def test_advanced_index(self):
         # x[:, :, idx] (Falcon's split of its fused qkv), a 2-D index, two
         # adjacent index tensors, negative indices; the gradients are

@@ -80,6 +80,18 @@ def _view_as_complex(E, node, a):
     return _as_complex(x)
 
 
+@complex_handler("polar.default")
+def _polar(E, node, a):
+    # abs * (cos angle + i sin angle): Llama 4's rotary table.
+    r, th = a.abs, a.angle
+    t = r.dtype
+    re = E.b.elementwise([r, th], t, lambda b, v: b.mul(
+        v[0], b.unary_math("cos", v[1], t), t))
+    im = E.b.elementwise([r, th], t, lambda b, v: b.mul(
+        v[0], b.unary_math("sin", v[1], t), t))
+    return _join(E, re, im)
+
+
 @complex_handler("view_as_real.default")
 def _view_as_real(E, node, a):
     return _as_real(a.self)

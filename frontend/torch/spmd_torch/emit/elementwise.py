@@ -127,7 +127,7 @@ def _clamp_max(E, node, a):
     return E.ew([a.self, a.max], lambda b, x: b.min(x[0], x[1], dtype))
 
 
-@handles("clamp.default")
+@handles("clamp.default", "clamp.Tensor")
 def _clamp(E, node, a):
     _, dtype = E.out()
     ops = [a.self]
