@@ -14,7 +14,7 @@ import mlp_plan
 import sp_plan
 import tp_plan
 import spmd_torch as st
-from spmd_torch.plans import match_module_name, resolve_plan
+from spmd_torch.plans import hf_tp_plan, match_module_name, resolve_plan
 
 
 def constrains(text):
@@ -276,6 +276,39 @@ class WildcardTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "ColwiseParallel on 'norm'"):
             st.export_train_step(gpt(), gpt_batch(), models.lm_loss, mesh={"tp": 2},
                                  plan={"norm": st.ColwiseParallel()})
+
+    def test_hf_parameter_entries(self):
+        # A Hugging Face plan's entries naming parameters (MoE experts'
+        # stacked weights [experts, out, in] and biases [experts, out]):
+        # colwise styles split out, rowwise in; a rowwise bias stays whole.
+        class Experts(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                for n, shape in (("gate_up_proj", (4, 10, 6)),
+                                 ("gate_up_proj_bias", (4, 10)),
+                                 ("down_proj", (4, 6, 5)),
+                                 ("down_proj_bias", (4, 6))):
+                    setattr(self, n, torch.nn.Parameter(torch.zeros(shape)))
+
+        class Block(torch.nn.Module):
+            _tp_plan = {"mlp.experts.gate_up_proj": "packed_colwise",
+                        "mlp.experts.gate_up_proj_bias": "packed_colwise",
+                        "mlp.experts.down_proj": "rowwise",
+                        "mlp.experts.down_proj_bias": "rowwise",
+                        "mlp.experts": "moe_tp_experts"}
+
+            def __init__(self):
+                super().__init__()
+                self.mlp = torch.nn.Module()
+                self.mlp.experts = Experts()
+
+        plan = hf_tp_plan(Block())
+        self.assertEqual(list(plan), ["mlp.experts"])
+        self.assertEqual(plan["mlp.experts"].param_placements("", None),
+                         {"gate_up_proj": st.Shard(1),
+                          "gate_up_proj_bias": st.Shard(1),
+                          "down_proj": st.Shard(2),
+                          "down_proj_bias": st.Replicate()})
 
     def test_plan_needs_tp_axis(self):
         with self.assertRaisesRegex(ValueError, "mesh with axis 'tp'"):

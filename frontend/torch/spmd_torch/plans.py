@@ -295,15 +295,18 @@ def hf_tp_plan(model):
                   if match_module_name(owner, n) and
                   pname in dict(m.named_parameters(recurse=False))]
         if owners and style in _HF_PARAM_STYLES:
-            # An entry naming a parameter of a module (not a submodule).
-            dim = getattr(owners[0], pname).dim() - _HF_PARAM_STYLES[style]
-            if dim < 0:
+            # An entry naming a parameter of a module (not a submodule). A
+            # bias [.., out] splits with colwise and stays whole with rowwise.
+            rank = getattr(owners[0], pname).dim()
+            back = _HF_PARAM_STYLES[style]
+            if pname.endswith("bias"):
+                back = 1 if back == 2 else None
+            if back is not None and rank < back:
                 raise ValueError(f"Hugging Face plan entry '{key}': style "
-                                 f"'{style}' on a parameter of rank "
-                                 f"{dim + _HF_PARAM_STYLES[style]}")
+                                 f"'{style}' on a parameter of rank {rank}")
             prev = plan.get(owner)
             merged = dict(prev.placements) if isinstance(prev, ParamParallel) else {}
-            merged[pname] = Shard(dim)
+            merged[pname] = Replicate() if back is None else Shard(rank - back)
             plan[owner] = ParamParallel(merged)
             continue
         if style not in _HF_STYLES:
