@@ -125,6 +125,24 @@ def qwen2_moe(**kw):
                          shared_expert_intermediate_size=40, **kw))
 
 
+def gpt_oss(**kw):
+    # GPT-OSS: attention sinks, sliding window on alternate layers, top 2 of
+    # 4 experts with biases and a clamped SwiGLU, router by max over experts.
+    return _moe(_decoder(transformers.GptOssConfig,
+                         transformers.GptOssForCausalLM, head_dim=16,
+                         num_local_experts=4, num_experts_per_tok=2,
+                         sliding_window=8, **kw))
+
+
+def llama4(**kw):
+    # Llama 4 (text): top 1 of 4 experts plus a shared expert, complex RoPE
+    # from torch.polar, chunked attention (positions floor-divided).
+    return _moe(_decoder(transformers.Llama4TextConfig,
+                         transformers.Llama4ForCausalLM, head_dim=16,
+                         num_local_experts=4, num_experts_per_tok=1,
+                         intermediate_size_mlp=HIDDEN, **kw))
+
+
 def gpt2(dropout=0.0, **kw):
     # Dropout off by default (gpt2_dropout turns GPT-2's own on).
     cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=DIM, n_head=HEADS,
