@@ -295,7 +295,10 @@ class WildcardTest(unittest.TestCase):
                         "mlp.experts.gate_up_proj_bias": "packed_colwise",
                         "mlp.experts.down_proj": "rowwise",
                         "mlp.experts.down_proj_bias": "rowwise",
-                        "mlp.experts": "moe_tp_experts"}
+                        "mlp.experts": "moe_tp_experts",
+                        # (matches nothing: dropped, as transformers'
+                        # unprefixed duplicates of the base model's keys)
+                        "model.mlp.experts.down_proj": "packed_rowwise"}
 
             def __init__(self):
                 super().__init__()

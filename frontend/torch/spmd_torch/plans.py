@@ -241,10 +241,12 @@ class ParamParallel(ParallelStyle):
         return dict(self.placements)
 
 
-# Styles of plan entries naming a parameter [.., out, in]: which dim from
-# the end they shard. "packed" (gate and up stacked in one weight, each
-# half split) is laid out as plain colwise: the same values, and chunking
-# the result into its halves then moves data.
+# Styles of plan entries naming a parameter: which dim from the end they
+# shard (transformers' convention: colwise -2, rowwise -1; on Mixtral's
+# experts [experts, out, in] that is out and in, Llama 4 stores them
+# transposed and names them the other way round). "packed" (gate and up
+# stacked in one weight, each half split) is laid out as a plain split: the
+# same values, and chunking the result into its halves then moves data.
 _HF_PARAM_STYLES = {"colwise": 2, "packed_colwise": 2, "rowwise": 1,
                     "packed_rowwise": 1}
 
@@ -294,6 +296,8 @@ def hf_tp_plan(model):
         owners = [m for n, m in modules.items()
                   if match_module_name(owner, n) and
                   pname in dict(m.named_parameters(recurse=False))]
+        if not owners and not any(match_module_name(key, n) for n in names):
+            continue  # (an optional submodule, or a duplicate unprefixed key)
         if owners and style in _HF_PARAM_STYLES:
             # An entry naming a parameter of a module (not a submodule). A
             # bias [.., out] splits with colwise and stays whole with rowwise.
@@ -313,7 +317,7 @@ def hf_tp_plan(model):
             raise ValueError(f"Hugging Face plan entry '{key}': style '{style}' "
                              "is not supported")
         make = _HF_STYLES[style]
-        if make is None or not any(match_module_name(key, n) for n in names):
+        if make is None:
             continue
         plan[key] = make()
     return plan
