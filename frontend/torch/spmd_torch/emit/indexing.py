@@ -148,6 +148,38 @@ def _slice_at(x, dim, offset, count, stride):
     return offs, sizes, strides
 
 
+def onehot_gather(E, x, idxs, lead, shape, wrap=True):
+    """x[pre, idx0, .., post] as a contraction with x as an operand (the
+    embedding's form): out[pre, p.., post] = sum_e.. (idx0[p..] == e0 and
+    ..) x[pre, e.., post]. x's dims outside the index split with the
+    output's loops (the expert weights MoE picks per token, tensor-parallel;
+    an embedding's columns), an indexed dim split leaves a pending sum
+    (Megatron's vocab-parallel embedding), with no special rule; it costs
+    x's indexed sizes in flops per output element. `wrap`: negative indices
+    count from the end."""
+    k, q = len(idxs), idxs[0].rank
+    ps = [f"d{lead + j}" for j in range(q)]
+    post = x.rank - lead - k
+    n = lead + q + post
+    es = [f"d{n + j}" for j in range(k)]
+    xm = [f"d{d}" for d in range(lead)] + es + \
+        [f"d{lead + q + d}" for d in range(post)]
+    t = x.dtype
+
+    def onehot(b, i, o):
+        hit = None
+        for j, idx in enumerate(idxs):
+            tt = idx.dtype
+            v = _wrapped(b, i[j], x.shape[lead + j], tt) if wrap else i[j]
+            c = b.cmp("eq", v, b.index_to(b.index(n + j), tt), tt)
+            hit = c if hit is None else b.emit(f"arith.andi {hit}, {c}", "i1")
+        return b.add(o, b.select(hit, i[k], b.const(0, t), t), t)
+    return E.b.generic([(i, ps) for i in idxs] + [(x, xm)], shape, t,
+                       onehot, iterators=["parallel"] * n + ["reduction"] * k,
+                       out_map=[f"d{d}" for d in range(n)],
+                       init=E.b.zeros(shape, t))
+
+
 @handles("index.Tensor")
 def _index(E, node, a):
     # x[:, idx] and x[idx0, idx1]: out[pre, p.., post] = x[pre, idx0[p..],
@@ -161,33 +193,9 @@ def _index(E, node, a):
     if static is not None:
         return E.b.reshape(E.b.extract_slice(x, *_slice_at(x, lead, *static)),
                            shape)
-    ps = [f"d{lead + j}" for j in range(q)]
     if E.gather_form == "onehot":
-        # A contraction with x as an operand, as the embedding's:
-        # out[pre, p.., post] = sum_e.. (idx0[p..] == e0 and ..) x[pre, e.., post].
-        # Its dims outside the index split with the output's loops (the
-        # expert weights MoE picks per token, tensor-parallel), an indexed
-        # dim split leaves a pending sum; it costs x's indexed sizes in
-        # flops per output element.
-        post = x.rank - lead - k
-        n = lead + q + post
-        es = [f"d{n + j}" for j in range(k)]
-        xm = [f"d{d}" for d in range(lead)] + es + \
-            [f"d{lead + q + d}" for d in range(post)]
-        t = x.dtype
-
-        def onehot(b, i, o):
-            hit = None
-            for j, idx in enumerate(idxs):
-                tt = idx.dtype
-                c = b.cmp("eq", _wrapped(b, i[j], x.shape[lead + j], tt),
-                          b.index_to(b.index(n + j), tt), tt)
-                hit = c if hit is None else b.emit(f"arith.andi {hit}, {c}", "i1")
-            return b.add(o, b.select(hit, i[k], b.const(0, t), t), t)
-        return E.b.generic([(i, ps) for i in idxs] + [(x, xm)], shape, t,
-                           onehot, iterators=["parallel"] * n + ["reduction"] * k,
-                           out_map=[f"d{d}" for d in range(n)],
-                           init=E.b.zeros(shape, t))
+        return onehot_gather(E, x, idxs, lead, shape)
+    ps = [f"d{lead + j}" for j in range(q)]
 
     def body(b, i, o):
         coords = [b.index(d) for d in range(lead)]

@@ -9,6 +9,7 @@ import torch
 
 from ..builder import UnsupportedOpError, numel
 from .core import handles
+from .indexing import onehot_gather
 
 
 def _norm_dims(x, normalized_shape):
@@ -162,22 +163,9 @@ def _embedding(E, node, a):
             row = b.index_cast(i[0], tt)
             return b.emit(f"tensor.extract {w.name}[{row}, {b.index(k)}] : {w.type}")
         return E.b.generic([(idx, [f"d{j}" for j in range(k)])], shape, t, body)
-    # One-hot contraction: out[p, d] = sum_v (idx[p] == v) * table[v, d].
-    # The table is an operand with a plain indexing map, so sharding its
-    # vocabulary makes the result a pending sum (Megatron's vocab-parallel
-    # embedding) and sharding its columns shards the result, with no special
-    # rule; it costs as many flops as the output projection.
-    ps = [f"d{j}" for j in range(k)]
-    vd, dd = f"d{k + 1}", f"d{k}"
-    init = E.b.zeros(shape, t)
-
-    def onehot(b, i, o):
-        v = b.index_to(b.index(k + 1), tt)
-        hit = b.cmp("eq", i[0], v, tt)
-        return b.add(o, b.select(hit, i[1], b.const(0.0, t), t), t)
-    return E.b.generic([(idx, ps), (w, [vd, dd])], shape, t, onehot,
-                       iterators=["parallel"] * (k + 1) + ["reduction"],
-                       out_map=ps + [dd], init=init)
+    # One-hot contraction: out[p, d] = sum_v (idx[p] == v) * table[v, d]
+    # (indices are never negative).
+    return onehot_gather(E, w, [idx], 0, shape, wrap=False)
 
 
 @handles("embedding_dense_backward.default")
