@@ -207,10 +207,12 @@ LogicalResult FunctionPartitioner::collectLayouts() {
       // reading tensors from above only if they are replicated (whole on
       // every rank: the body indexes them globally; spmd-propagate makes
       // them so).
+      Operation *top = nullptr;
       for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults())) {
         if (!isa<ShapedType>(v.getType()))
           continue;
-        Operation *top = fn.getBody().front().findAncestorOpInBlock(*op);
+        if (!top)
+          top = fn.getBody().front().findAncestorOpInBlock(*op);
         bool fromAbove = isTensor(v) && top &&
                          !top->isAncestor(v.getParentRegion()->getParentOp());
         if (!fromAbove)
