@@ -278,6 +278,13 @@ class ErrorPaths(unittest.TestCase):
             Emitter(gm).run("f")
         self.assertIn("boolean mask", str(cm.exception))
 
+    def test_topk_with_large_k_is_refused(self):
+        # topk unrolls k passes: past 64 it is refused by name, not emitted.
+        gm = make_fx(lambda x: torch.topk(x, 65).values)(torch.randn(2, 80))
+        with self.assertRaises(st.UnsupportedOpError) as cm:
+            Emitter(gm).run("f")
+        self.assertIn("topk with k = 65", str(cm.exception))
+
     def test_unsupported_op_in_train_step(self):
         class Bad(torch.nn.Module):
             def __init__(self):
