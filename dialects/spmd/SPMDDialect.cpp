@@ -100,6 +100,14 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
   MeshOp mesh = lookupMesh(anchor, layout.getMesh(), symbolTable);
   if (!mesh)
     return failure();
+  // Every op of a propagated program carries a layout: check it in place,
+  // and build the message (Layout::validate) only for a bad one.
+  ArrayRef<::spmd::Placement> placements = layout.getPlacements();
+  bool ok = placements.size() == mesh.getAxisSizes().size();
+  for (const ::spmd::Placement &p : placements)
+    ok &= !p.isShard() || (p.dim >= 0 && (rank < 0 || p.dim < rank));
+  if (ok)
+    return success();
   std::string error = layout.toLayout().validate(mesh.toMesh(), rank);
   if (!error.empty())
     return anchor->emitError()

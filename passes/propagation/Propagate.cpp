@@ -313,7 +313,7 @@ private:
   /// The value of `v` in layout `to` before `before`: `v` itself or a
   /// (shared) constrain.
   Value constrainTo(Value v, const Layout &to, Operation *before,
-                    StringRef why);
+                    const Twine &why);
   LogicalResult materialize();
   /// Tensors read inside an op's region from above are made whole first.
   void pinCapturedTensors();
@@ -362,6 +362,11 @@ private:
   bool changed = false;
   /// Layout of each value after materialization.
   DenseMap<Value, Layout> actual;
+  /// actual's entry for `v` without a copy (null if none).
+  const Layout *actualOf(Value v) const {
+    auto it = actual.find(v);
+    return it == actual.end() ? nullptr : &it->second;
+  }
   DenseMap<std::pair<Value, Attribute>, Value> constrainCache;
   /// The layouts of each value's entries in constrainCache.
   DenseMap<Value, SmallVector<Layout, 1>> copies;
@@ -442,6 +447,20 @@ void FunctionPropagation::visit(Operation *op, bool force) {
   }
   const ShardingRule &rule = *rules.lookup(op);
   unsigned numSlots = op->getNumOperands() + op->getNumResults();
+  // A visit only fills unknown placements: with every slot's known, it
+  // would change nothing (the second visit most ops get, from a neighbour).
+  bool complete = true;
+  for (unsigned s = 0; s < numSlots && complete; ++s) {
+    if (!rule.slotDims[s])
+      continue;
+    Value v = slotValue(op, s);
+    if (!isRankedTensor(v))
+      continue;
+    for (const std::optional<Placement> &p : state(v))
+      complete &= p.has_value();
+  }
+  if (complete)
+    return;
   SlotInputs &in = scratch;
   gatherSlots(
       op, rule, [&](Value v, bool) { return state(v); },
@@ -478,8 +497,8 @@ void FunctionPropagation::visit(Operation *op, bool force) {
 }
 
 Value FunctionPropagation::constrainTo(Value v, const Layout &to,
-                                       Operation *before, StringRef why) {
-  if (actual.lookup(v) == to)
+                                       Operation *before, const Twine &why) {
+  if (const Layout *l = actualOf(v); l && *l == to)
     return v;
   LayoutAttr toAttr = attr(to);
   auto key = std::make_pair(v, Attribute(toAttr));
@@ -652,9 +671,8 @@ LogicalResult FunctionPropagation::materialize() {
           continue;
         unsigned i = operand.getOperandNumber();
         if (auto declared = fn.getResultAttrOfType<LayoutAttr>(i, layoutName))
-          operand.set(
-              constrainTo(v, declared.toLayout(), op,
-                          "result " + std::to_string(i) + " of the function"));
+          operand.set(constrainTo(v, declared.toLayout(), op,
+                                  "result " + Twine(i) + " of the function"));
         else
           fnResultAttrs[i] = withLayout(fnResultAttrs[i], actual.lookup(v));
       }
@@ -666,9 +684,8 @@ LogicalResult FunctionPropagation::materialize() {
         if (isRankedTensor(operand.get()))
           operand.set(constrainTo(
               operand.get(), Layout::replicated(mesh.rank()), op,
-              "operand " + std::to_string(operand.getOperandNumber()) +
-                  " of '" + op->getName().getStringRef().str() +
-                  "' (no rule)"));
+              "operand " + Twine(operand.getOperandNumber()) + " of '" +
+                  op->getName().getStringRef() + "' (no rule)"));
       for (Value r : op->getResults())
         if (isRankedTensor(r))
           actual[r] = Layout::replicated(mesh.rank());
@@ -684,11 +701,15 @@ LogicalResult FunctionPropagation::materialize() {
             if (isResult)
               return state(v);
             PartialLayout l;
-            for (const Placement &p : actual.lookup(v).placements)
-              l.push_back(p);
+            if (const Layout *a = actualOf(v))
+              l.append(a->placements.begin(), a->placements.end());
             return l;
           },
-          [&](Value v) { return actual.lookup(v).hasPartial(); }, in);
+          [&](Value v) {
+            const Layout *l = actualOf(v);
+            return l && l->hasPartial();
+          },
+          in);
       for (OpOperand &operand : op->getOpOperands())
         if (auto it = copies.find(operand.get()); it != copies.end())
           in.copies[operand.getOperandNumber()] = it->second;
@@ -707,8 +728,8 @@ LogicalResult FunctionPropagation::materialize() {
         if (!known[s])
           continue;
         operand.set(constrainTo(operand.get(), requiredLayout(s), op,
-                                "operand " + std::to_string(s) + " of '" +
-                                    op->getName().getStringRef().str() + "'"));
+                                "operand " + Twine(s) + " of '" +
+                                    op->getName().getStringRef() + "'"));
       }
       for (OpResult r : op->getResults())
         if (known[op->getNumOperands() + r.getResultNumber()])
@@ -722,8 +743,10 @@ LogicalResult FunctionPropagation::materialize() {
         op->getNumResults() == 0)
       continue;
     SmallVector<Attribute> resultAttrs;
-    for (OpResult r : op->getResults())
-      resultAttrs.push_back(attr(actual.lookup(r)));
+    for (OpResult r : op->getResults()) {
+      const Layout *l = actualOf(r);
+      resultAttrs.push_back(attr(l ? *l : Layout()));
+    }
     op->setAttr(layoutName, resultAttrs.size() == 1
                                 ? resultAttrs.front()
                                 : ArrayAttr::get(fn.getContext(), resultAttrs));
@@ -821,6 +844,7 @@ LogicalResult FunctionPropagation::run() {
     numValues += op.getNumResults();
   }
   layouts.reserve(numValues + numValues / 4);
+  actual.reserve(numValues + numValues / 4);
   kinds.reserve(numOps);
   rules.reserve(numOps);
   queued.reserve(numOps);
