@@ -33,7 +33,7 @@ class DropMLP(nn.Module):
 class Draws(nn.Module):
     """Every way model code draws random numbers, returned separately:
     in-place initialization (normal_, uniform_), randint, randn_like, rand,
-    bernoulli of probabilities."""
+    bernoulli of probabilities, exponential_ (Phi-MoE's router noise)."""
 
     def __init__(self):
         super().__init__()
@@ -46,4 +46,5 @@ class Draws(nn.Module):
         g = torch.randn_like(x)
         f = torch.rand(64, 32)
         b = torch.bernoulli(torch.full((64, 32), 0.25))
-        return n, u, r, g, f, b
+        e = torch.empty_like(x).exponential_(2.0)
+        return n, u, r, g, f, b, e

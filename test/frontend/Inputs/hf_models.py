@@ -134,6 +134,17 @@ def gpt_oss(**kw):
                          sliding_window=8, **kw))
 
 
+def phimoe(**kw):
+    # Phi-MoE: top 2 of 4 experts by sparsemixer, whose training path draws
+    # Gumbel noise (exponential_) and a uniform mask (rand_like) and has its
+    # own autograd.Function; with router jitter 0 only the top expert is
+    # unmasked, so the step is deterministic and compares with PyTorch.
+    return _moe(_decoder(transformers.PhimoeConfig,
+                         transformers.PhimoeForCausalLM, num_local_experts=4,
+                         num_experts_per_tok=2, router_jitter_noise=0.0,
+                         input_jitter_noise=0.0, **kw))
+
+
 def llama4(**kw):
     # Llama 4 (text): top 1 of 4 experts plus a shared expert, complex RoPE
     # from torch.polar, chunked attention (positions floor-divided).

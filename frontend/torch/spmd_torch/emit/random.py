@@ -1,5 +1,5 @@
 """Random ops as `spmd.random`: dropout, bernoulli, rand/randn(_like),
-randint, in-place normal_/uniform_.
+randint, in-place normal_/uniform_/exponential_.
 
 Every random op of the step becomes an `spmd.random` keyed by the program's
 `rng.seed` and `rng.step` arguments (export.py adds them when the graph
@@ -22,7 +22,7 @@ RANDOM_OPS = {
     "aten.native_dropout.default", "aten.randint.default", "aten.randint.low",
     "aten.randint_like.default", "aten.randint_like.low_dtype",
     "aten.uniform.default", "aten.normal.float_float",
-    "aten.normal_functional.default",
+    "aten.normal_functional.default", "aten.exponential.default",
 }
 
 
@@ -67,6 +67,26 @@ def _normal(E, node, a):
     # torch.export has functionalized it: x's shape, fresh values.
     shape, dtype = _float_out(E)
     return draw(E, shape, dtype, "normal", a.get("mean", 0.0), a.get("std", 1.0))
+
+
+@handles("exponential.default")
+def _exponential(E, node, a):
+    # x.exponential_(lambd) once functionalized: -log(1 - u) / lambd with u
+    # uniform in [0, 1), so 1 - u is in (0, 1] and the log finite (routers
+    # such as Phi-MoE's sparsemixer draw Gumbel noise this way).
+    shape, dtype = _float_out(E)
+    lambd = float(a.get("lambd", 1.0))
+    if not lambd > 0:
+        raise UnsupportedOpError(f"exponential with rate {lambd} (must be > 0)")
+    u = draw(E, shape, torch.float32, "uniform", 0.0, 1.0)
+    f32 = torch.float32
+
+    def body(b, v):
+        one_minus = b.sub(b.const(1.0, f32), v[0], f32)
+        log = b.emit(f"math.log {one_minus}", "f32")
+        neg = b.sub(b.const(0.0, f32), log, f32)
+        return b.cast(b.mul(neg, b.const(1.0 / lambd, f32), f32), f32, dtype)
+    return E.b.elementwise([u], dtype, body, compute_dtype=f32)
 
 
 @handles("bernoulli.p")
