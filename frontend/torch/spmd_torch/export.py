@@ -343,7 +343,17 @@ def _export_decompositions():
         if _handled(op):
             table.pop(op)
     table[torch.ops.aten.scaled_dot_product_attention.default] = _sdpa_math
+    table[torch.ops.aten.copy.default] = _copy_functional
     return table
+
+
+def _copy_functional(self, src, non_blocking=False):
+    """aten.copy (what export makes of `dst[...].copy_(src)`, e.g. DeepSeek-V3
+    filling key states from two parts) as src broadcast to self's shape and
+    type: the same values, and differentiable (autograd has no derivative
+    for aten.copy, which the backward replay needs)."""
+    out = src.to(dtype=self.dtype).expand(self.shape)
+    return out.clone() if out is src else out
 
 
 def _export_error(what, model, e):

@@ -12,9 +12,9 @@ import transformers
 VOCAB, DIM, HIDDEN, HEADS, KV_HEADS, LAYERS, SEQ = 130, 64, 170, 4, 2, 2, 32
 
 
-def _decoder(config_cls, model_cls, **extra):
+def _decoder(config_cls, model_cls, kv=KV_HEADS, **extra):
     cfg = config_cls(vocab_size=VOCAB, hidden_size=DIM, intermediate_size=HIDDEN,
-                     num_attention_heads=HEADS, num_key_value_heads=KV_HEADS,
+                     num_attention_heads=HEADS, num_key_value_heads=kv,
                      num_hidden_layers=LAYERS, max_position_embeddings=SEQ,
                      attention_dropout=0.0, **extra)
     return model_cls(cfg)
@@ -143,6 +143,20 @@ def phimoe(**kw):
                          transformers.PhimoeForCausalLM, num_local_experts=4,
                          num_experts_per_tok=2, router_jitter_noise=0.0,
                          input_jitter_noise=0.0, **kw))
+
+
+def deepseek_v3(**kw):
+    # DeepSeek-V3: multi-head latent attention (low-rank q and kv, a shared
+    # rotary key part copied into the key states with `copy_`), a dense
+    # first layer, then top 2 of 4 routed experts (sigmoid scores, bias-free
+    # group routing) plus a shared expert.
+    return _moe(_decoder(transformers.DeepseekV3Config,
+                         transformers.DeepseekV3ForCausalLM, kv=HEADS,
+                         n_routed_experts=4, num_experts_per_tok=2,
+                         moe_intermediate_size=48, n_shared_experts=1,
+                         first_k_dense_replace=1, n_group=1, topk_group=1,
+                         kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8,
+                         qk_nope_head_dim=16, v_head_dim=16, **kw))
 
 
 def llama4(**kw):
