@@ -352,8 +352,7 @@ def _copy_functional(self, src, non_blocking=False):
     filling key states from two parts) as src broadcast to self's shape and
     type: the same values, and differentiable (autograd has no derivative
     for aten.copy, which the backward replay needs)."""
-    out = src.to(dtype=self.dtype).expand(self.shape)
-    return out.clone() if out is src else out
+    return src.to(dtype=self.dtype).expand(self.shape)
 
 
 def _export_error(what, model, e):
