@@ -253,6 +253,34 @@ class PlanTest(unittest.TestCase):
         self.assertEqual([l for l, _ in constrains(prog.text)],
                          ["[S(0), P(sum)]", "[S(0), R]"])
 
+    def test_hf_moe_experts_traced_static(self):
+        # transformers' default MoE experts ("grouped_mm": tokens sorted into
+        # data-dependent groups) are traced as "batched_mm", with a note,
+        # and the model's own choice is restored after the export.
+        import contextlib
+        import io
+        import hf_models
+        torch.manual_seed(0)
+        m = hf_models.mixtral()
+        self.assertEqual(m.get_experts_implementation(), {"": "grouped_mm"})
+        ids = torch.randint(0, hf_models.VOCAB, (2, 8))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            prog = st.export_train_step(
+                m, (ids,), mesh={"dp": 2},
+                step_fn=lambda model, x: model(input_ids=x, labels=x).loss)
+        self.assertIn("MixtralForCausalLM's experts are traced as "
+                      "transformers' 'batched_mm' instead of 'grouped_mm'",
+                      err.getvalue())
+        self.assertEqual(m.get_experts_implementation(), {"": "grouped_mm"})
+        # A model without MoE experts is left alone, silently.
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            st.export_train_step(
+                hf_models.llama(), (ids,), mesh={"dp": 2},
+                step_fn=lambda model, x: model(input_ids=x, labels=x).loss)
+        self.assertNotIn("experts", err.getvalue())
+
 
 class WildcardTest(unittest.TestCase):
     def test_match(self):

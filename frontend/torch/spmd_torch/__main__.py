@@ -191,6 +191,11 @@ def export(args):
         raise _UsageError(f"--model-args is not JSON: {e}")
     model = factory(**model_args)
     model = model.to(_dtype(args.dtype))
+    if "transformers" in sys.modules:
+        # For the whole run: PyTorch's reference steps (--save-outputs,
+        # --check) compute the experts as the exported program does.
+        from .export import _static_experts
+        _static_experts(model)
 
     plan = None
     _set_stage("reading the parallel plan")

@@ -13,6 +13,7 @@ plan pins become `spmd.constrain` ops.
 """
 
 import json
+import sys
 import math
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
@@ -188,6 +189,56 @@ def _install_marks(resolved, registry):
                                     if i < len(chains) else x
                                     for i, x in enumerate(output))
             handles.append(mod.register_forward_hook(post))
+    return handles
+
+
+class _Restore:
+    def __init__(self, fn):
+        self.remove = fn
+
+
+def _static_experts(model):
+    """Hugging Face MoE models (transformers 5) compute their experts by
+    default with "grouped_mm": tokens sorted by expert into groups whose
+    sizes depend on the routing (aten.sort, histc, _grouped_mm), which a
+    program of static shapes cannot express; "eager" loops over the experts
+    a token picked, equally data-dependent. "batched_mm" computes the same
+    experts from the same weights with static shapes (each token's expert
+    weights gathered by index and applied by bmm): use it while tracing and
+    say so. Returns handles whose remove() restores the model's choice."""
+    from transformers import PreTrainedModel  # only for models that have it
+    handles = []
+    for m in model.modules():
+        # (models without the experts switch report "eager" too)
+        can_set = getattr(type(m), "_can_set_experts_implementation", None)
+        if not isinstance(m, PreTrainedModel) or not callable(can_set) or \
+                not can_set():
+            continue
+        try:
+            current = m.get_experts_implementation()
+        except Exception:  # a model without experts
+            continue
+        if not current or all(v in (None, "batched_mm") for v in current.values()):
+            continue
+        wanted = {k: "batched_mm" for k in current}
+        try:
+            m.set_experts_implementation(wanted)
+        except Exception:  # the model has no batched_mm experts
+            continue
+        print(f"spmd_torch: note: {type(m).__name__}'s experts are traced as "
+              f"transformers' 'batched_mm' instead of "
+              f"'{current.get('', next(iter(current.values())))}' (the same "
+              "math with static shapes)", file=sys.stderr)
+        handles.append(_Restore(
+            lambda m=m, current=current: m.set_experts_implementation(current)))
+    return handles
+
+
+def _trace_hooks(resolved, registry, model):
+    """The plan's marks and the static experts, undone by remove()."""
+    handles = _install_marks(resolved, registry)
+    if "transformers" in sys.modules:
+        handles += _static_experts(model)
     return handles
 
 
@@ -551,7 +602,7 @@ def export_train_step(model, example_batch, loss_fn=None, optimizer=None,
 
     pass_buffers = feedback_order and nB > 0
     registry = []
-    handles = _install_marks(resolved, registry)
+    handles = _trace_hooks(resolved, registry, model)
     try:
         run = None
         if capture == "export":
@@ -897,7 +948,7 @@ def export_forward(model, example_inputs, mesh=None, plan=None,
             [t.detach().clone() for t in inputs]
 
     registry = []
-    handles = _install_marks(resolved, registry)
+    handles = _trace_hooks(resolved, registry, model)
     try:
         run = None
         if capture == "export":

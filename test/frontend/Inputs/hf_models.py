@@ -102,36 +102,33 @@ def gptj(**kw):
     return transformers.GPTJForCausalLM(cfg)
 
 
-def _moe(model):
-    # Experts as transformers' "batched_mm" computes them: each token's top-k
-    # expert weights gathered by index and applied by bmm (static shapes; the
-    # default "grouped_mm" sorts tokens into data-dependent groups).
-    model.set_experts_implementation("batched_mm")
-    return model
+# MoE models keep transformers' default experts implementation,
+# "grouped_mm" (tokens sorted into data-dependent groups): spmd_torch traces
+# their experts as "batched_mm" (static shapes) and says so.
 
 
 def mixtral(**kw):
     # Sparse MoE: 4 experts, top 2 per token (softmax, topk, renormalized).
-    return _moe(_decoder(transformers.MixtralConfig,
-                         transformers.MixtralForCausalLM, num_local_experts=4,
-                         num_experts_per_tok=2, router_jitter_noise=0.0, **kw))
+    return _decoder(transformers.MixtralConfig,
+                    transformers.MixtralForCausalLM, num_local_experts=4,
+                    num_experts_per_tok=2, router_jitter_noise=0.0, **kw)
 
 
 def qwen2_moe(**kw):
     # Qwen2-MoE: top 2 of 4 routed experts plus a gated shared expert.
-    return _moe(_decoder(transformers.Qwen2MoeConfig,
-                         transformers.Qwen2MoeForCausalLM, num_experts=4,
-                         num_experts_per_tok=2, moe_intermediate_size=48,
-                         shared_expert_intermediate_size=40, **kw))
+    return _decoder(transformers.Qwen2MoeConfig,
+                    transformers.Qwen2MoeForCausalLM, num_experts=4,
+                    num_experts_per_tok=2, moe_intermediate_size=48,
+                    shared_expert_intermediate_size=40, **kw)
 
 
 def gpt_oss(**kw):
     # GPT-OSS: attention sinks, sliding window on alternate layers, top 2 of
     # 4 experts with biases and a clamped SwiGLU, router by max over experts.
-    return _moe(_decoder(transformers.GptOssConfig,
-                         transformers.GptOssForCausalLM, head_dim=16,
-                         num_local_experts=4, num_experts_per_tok=2,
-                         sliding_window=8, **kw))
+    return _decoder(transformers.GptOssConfig,
+                    transformers.GptOssForCausalLM, head_dim=16,
+                    num_local_experts=4, num_experts_per_tok=2,
+                    sliding_window=8, **kw)
 
 
 def phimoe(**kw):
@@ -139,10 +136,10 @@ def phimoe(**kw):
     # Gumbel noise (exponential_) and a uniform mask (rand_like) and has its
     # own autograd.Function; with router jitter 0 only the top expert is
     # unmasked, so the step is deterministic and compares with PyTorch.
-    return _moe(_decoder(transformers.PhimoeConfig,
-                         transformers.PhimoeForCausalLM, num_local_experts=4,
-                         num_experts_per_tok=2, router_jitter_noise=0.0,
-                         input_jitter_noise=0.0, **kw))
+    return _decoder(transformers.PhimoeConfig,
+                    transformers.PhimoeForCausalLM, num_local_experts=4,
+                    num_experts_per_tok=2, router_jitter_noise=0.0,
+                    input_jitter_noise=0.0, **kw)
 
 
 def deepseek_v3(**kw):
@@ -150,22 +147,22 @@ def deepseek_v3(**kw):
     # rotary key part copied into the key states with `copy_`), a dense
     # first layer, then top 2 of 4 routed experts (sigmoid scores, bias-free
     # group routing) plus a shared expert.
-    return _moe(_decoder(transformers.DeepseekV3Config,
-                         transformers.DeepseekV3ForCausalLM, kv=HEADS,
-                         n_routed_experts=4, num_experts_per_tok=2,
-                         moe_intermediate_size=48, n_shared_experts=1,
-                         first_k_dense_replace=1, n_group=1, topk_group=1,
-                         kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8,
-                         qk_nope_head_dim=16, v_head_dim=16, **kw))
+    return _decoder(transformers.DeepseekV3Config,
+                    transformers.DeepseekV3ForCausalLM, kv=HEADS,
+                    n_routed_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=48, n_shared_experts=1,
+                    first_k_dense_replace=1, n_group=1, topk_group=1,
+                    kv_lora_rank=32, q_lora_rank=48, qk_rope_head_dim=8,
+                    qk_nope_head_dim=16, v_head_dim=16, **kw)
 
 
 def llama4(**kw):
     # Llama 4 (text): top 1 of 4 experts plus a shared expert, complex RoPE
     # from torch.polar, chunked attention (positions floor-divided).
-    return _moe(_decoder(transformers.Llama4TextConfig,
-                         transformers.Llama4ForCausalLM, head_dim=16,
-                         num_local_experts=4, num_experts_per_tok=1,
-                         intermediate_size_mlp=HIDDEN, **kw))
+    return _decoder(transformers.Llama4TextConfig,
+                    transformers.Llama4ForCausalLM, head_dim=16,
+                    num_local_experts=4, num_experts_per_tok=1,
+                    intermediate_size_mlp=HIDDEN, **kw)
 
 
 def gpt2(dropout=0.0, **kw):
