@@ -285,6 +285,19 @@ class ErrorPaths(unittest.TestCase):
             Emitter(gm).run("f")
         self.assertIn("topk with k = 65", str(cm.exception))
 
+    def test_exponential_rate_must_be_positive(self):
+        # PyTorch refuses lambd <= 0 when tracing; a graph that has one
+        # anyway (written by hand here) is refused by name, not emitted.
+        gm = make_fx(lambda x: torch.ops.aten.exponential.default(x, 2.0))(
+            torch.randn(4))
+        node = next(n for n in gm.graph.nodes if n.op == "call_function")
+        node.args = (node.args[0], -1.0)
+        gm.recompile()
+        with self.assertRaises(st.UnsupportedOpError) as cm:
+            Emitter(gm).run("f")
+        self.assertIn("exponential with rate -1.0 (must be > 0)",
+                      str(cm.exception))
+
     def test_unsupported_op_in_train_step(self):
         class Bad(torch.nn.Module):
             def __init__(self):
