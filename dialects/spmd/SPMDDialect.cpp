@@ -65,8 +65,24 @@ std::optional<int64_t> spmd::elementBytes(Type type) {
   return std::nullopt;
 }
 
+/// The spmd.mesh named `name` among the ops of `from`'s nearest symbol
+/// table, or null. The verifier asks once per layout (every value of a
+/// propagated program has one): a scan for mesh ops, comparing uniqued
+/// names, costs a fraction of the generic lookup.
+static MeshOp findMesh(Operation *from, StringAttr name) {
+  Operation *table = SymbolTable::getNearestSymbolTable(from);
+  if (!table || table->getNumRegions() == 0 || table->getRegion(0).empty())
+    return nullptr;
+  for (Operation &op : table->getRegion(0).front())
+    if (auto mesh = dyn_cast<MeshOp>(op); mesh && mesh.getSymNameAttr() == name)
+      return mesh;
+  return nullptr;
+}
+
 MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
                         SymbolTableCollection *symbolTable) {
+  if (MeshOp mesh = findMesh(from, name.getAttr()))
+    return mesh;
   Operation *found = symbolTable
                          ? symbolTable->lookupNearestSymbolFrom(from, name)
                          : SymbolTable::lookupNearestSymbolFrom(from, name);
@@ -81,7 +97,7 @@ MeshOp spmd::lookupMesh(Operation *from, FlatSymbolRefAttr name,
 }
 
 LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
-                                 Type type, StringRef what,
+                                 Type type, const Twine &what,
                                  SymbolTableCollection *symbolTable) {
   int64_t rank = -1;
   if (type) {
@@ -117,7 +133,7 @@ LogicalResult spmd::verifyLayout(Operation *anchor, LayoutAttr layout,
 
 /// Verifies a `spmd.layout` attribute attached to an argument or result.
 static LogicalResult verifyValueLayoutAttr(Operation *op, NamedAttribute attr,
-                                           Type type, StringRef what) {
+                                           Type type, const Twine &what) {
   if (attr.getName() == SPMDDialect::kGlobalTypeAttrName) {
     // The global type of a local (partitioned) value: same rank and element
     // type, static shape. The local value may be a buffer once the plan
@@ -163,8 +179,7 @@ LogicalResult SPMDDialect::verifyRegionArgAttribute(Operation *op,
   else if (regionIndex < op->getNumRegions() &&
            !op->getRegion(regionIndex).empty())
     type = op->getRegion(regionIndex).getArgument(argIndex).getType();
-  return verifyValueLayoutAttr(op, attr, type,
-                               "argument " + std::to_string(argIndex));
+  return verifyValueLayoutAttr(op, attr, type, "argument " + Twine(argIndex));
 }
 
 LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
@@ -186,8 +201,7 @@ LogicalResult SPMDDialect::verifyRegionResultAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
-  return verifyValueLayoutAttr(op, attr, type,
-                               "result " + std::to_string(resultIndex));
+  return verifyValueLayoutAttr(op, attr, type, "result " + Twine(resultIndex));
 }
 
 /// `spmd.result_global_type` and `spmd.result_layout` come together on a
@@ -228,10 +242,14 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() != kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '"
                            << attr.getName().getValue() << "'";
-  SmallVector<LayoutAttr> layouts;
   if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
-    layouts.push_back(single);
-  } else if (auto array = dyn_cast<ArrayAttr>(attr.getValue())) {
+    if (op->getNumResults() != 1)
+      return op->emitError() << "'" << kLayoutAttrName << "' has 1 layouts for "
+                             << op->getNumResults() << " results";
+    return verifyLayout(op, single, op->getResult(0).getType(), "result 0");
+  }
+  SmallVector<LayoutAttr> layouts;
+  if (auto array = dyn_cast<ArrayAttr>(attr.getValue())) {
     for (Attribute a : array) {
       auto layout = dyn_cast<LayoutAttr>(a);
       if (!layout)
@@ -250,7 +268,7 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
                            << op->getNumResults() << " results";
   for (auto [i, layout] : llvm::enumerate(layouts))
     if (failed(verifyLayout(op, layout, op->getResult(i).getType(),
-                            "result " + std::to_string(i))))
+                            "result " + Twine(i))))
       return failure();
   return success();
 }

@@ -44,7 +44,7 @@ MeshOp lookupMesh(Operation *from, FlatSymbolRefAttr name,
 /// Checks `layout` against its mesh and, if given, the tensor type it
 /// annotates. `what` names the annotated thing in messages ("argument 0").
 LogicalResult verifyLayout(Operation *anchor, LayoutAttr layout, Type type,
-                           llvm::StringRef what,
+                           const llvm::Twine &what,
                            SymbolTableCollection *symbolTable = nullptr);
 
 namespace detail {

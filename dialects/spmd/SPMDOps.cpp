@@ -7,7 +7,6 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace spmd;
@@ -127,25 +126,37 @@ FailureOr<FlatSymbolRefAttr> spmd::functionMesh(FunctionOpInterface fn) {
   };
   std::optional<Use> first;
   std::optional<Use> second;
-  auto note = [&](FlatSymbolRefAttr mesh, const Twine &what, Location loc) {
+  // `what` is built only for the (at most two) uses kept: the walk visits
+  // every op of programs with hundreds of thousands.
+  auto note = [&](FlatSymbolRefAttr mesh, function_ref<std::string()> what,
+                  Location loc) {
     if (!mesh || second)
       return;
     if (!first)
-      first = Use{mesh, what.str(), loc};
+      first = Use{mesh, what(), loc};
     else if (mesh != first->mesh)
-      second = Use{mesh, what.str(), loc};
+      second = Use{mesh, what(), loc};
   };
-  auto noteLayout = [&](Attribute a, const Twine &what, Location loc) {
+  auto noteLayout = [&](Attribute a, function_ref<std::string()> what,
+                        Location loc) {
     if (auto layout = dyn_cast_or_null<LayoutAttr>(a))
       note(layout.getMesh(), what, loc);
   };
-  StringRef name = SPMDDialect::kLayoutAttrName;
+  StringAttr name =
+      StringAttr::get(fn->getContext(), SPMDDialect::kLayoutAttrName);
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    noteLayout(fn.getArgAttr(i, name), "argument " + Twine(i), fn.getLoc());
+    noteLayout(
+        fn.getArgAttr(i, name), [&] { return "argument " + std::to_string(i); },
+        fn.getLoc());
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    noteLayout(fn.getResultAttr(i, name), "result " + Twine(i), fn.getLoc());
+    noteLayout(
+        fn.getResultAttr(i, name),
+        [&] { return "result " + std::to_string(i); }, fn.getLoc());
   fn->walk([&](Operation *op) {
-    std::string what = ("'" + op->getName().getStringRef() + "'").str();
+    auto what = [&] {
+      return ("'" + op->getName().getStringRef() + "'").str();
+    };
+    auto layoutWhat = [&] { return what() + " layout"; };
     if (auto c = dyn_cast<ConstrainOp>(op))
       noteLayout(c.getLayout(), what, op->getLoc());
     if (auto c = dyn_cast<CollectiveOpInterface>(op))
@@ -153,9 +164,9 @@ FailureOr<FlatSymbolRefAttr> spmd::functionMesh(FunctionOpInterface fn) {
     Attribute a = op->getAttr(name);
     if (auto array = dyn_cast_or_null<ArrayAttr>(a))
       for (Attribute e : array)
-        noteLayout(e, what + " layout", op->getLoc());
+        noteLayout(e, layoutWhat, op->getLoc());
     else
-      noteLayout(a, what + " layout", op->getLoc());
+      noteLayout(a, layoutWhat, op->getLoc());
   });
   if (!first)
     return FlatSymbolRefAttr();
@@ -242,14 +253,13 @@ FailureOr<MeshGroup> spmd::verifyMeshGroup(Operation *op,
                              << name << (found ? " is not an spmd.mesh" : "");
   if (axisNames.empty())
     return op->emitOpError() << "needs at least one mesh axis";
-  llvm::StringSet<> seen;
   for (Attribute attr : axisNames) {
     StringRef axis = cast<StringAttr>(attr).getValue();
     std::optional<int64_t> index = group.mesh.getAxisIndex(axis);
     if (!index)
       return op->emitOpError()
              << "mesh " << name << " has no axis named '" << axis << "'";
-    if (!seen.insert(axis).second)
+    if (llvm::is_contained(group.axes, *index))
       return op->emitOpError() << "lists mesh axis '" << axis << "' twice";
     group.axes.push_back(*index);
     group.size *= group.mesh.getAxisSizes()[*index];

@@ -263,7 +263,9 @@ private:
       in.storage[s] = layoutOf(v, isResult);
       in.known[s] = &in.storage[s];
       in.bytes[s] = movedBytes(v, isResult);
-      if (isResult)
+      // (Only a partial result pays a share: an op with no partial
+      // alternative makes none.)
+      if (isResult && !rule.alts.empty())
         in.share[s] = shareOf(v);
     }
   }
@@ -293,12 +295,17 @@ private:
     return perSignature(linearSums, linearSumsBySignature, op,
                         [](Operation *o) { return isLinearSum(o); });
   }
+  bool contractionOf(Operation *op) {
+    return perSignature(contractions, contractionsBySignature, op,
+                        [](Operation *o) { return isContraction(o); });
+  }
   double shareOf(Value v) {
     auto it = shares.find(v);
     if (it != shares.end())
       return it->second;
-    double share =
-        resultShare(v, [&](Operation *op) { return linearSumOf(op); });
+    double share = resultShare(
+        v, [&](Operation *op) { return linearSumOf(op); },
+        [&](Operation *op) { return contractionOf(op); });
     shares[v] = share;
     return share;
   }
@@ -335,6 +342,8 @@ private:
   DenseMap<unsigned, double> worksBySignature;
   DenseMap<Operation *, bool> linearSums;
   DenseMap<unsigned, bool> linearSumsBySignature;
+  DenseMap<Operation *, bool> contractions;
+  DenseMap<unsigned, bool> contractionsBySignature;
   DenseMap<Value, double> shares;
   DenseMap<Value, PartialLayout> layouts;
   /// gatherSlots' output, reused by every visit (its vectors keep their
@@ -456,8 +465,11 @@ void FunctionPropagation::visit(Operation *op, bool force) {
     Value v = slotValue(op, s);
     if (!isRankedTensor(v))
       continue;
-    for (const std::optional<Placement> &p : state(v))
-      complete &= p.has_value();
+    auto it = layouts.find(v);
+    complete = it != layouts.end() &&
+               llvm::all_of(it->second, [](const std::optional<Placement> &p) {
+                 return p.has_value();
+               });
   }
   if (complete)
     return;

@@ -101,17 +101,18 @@ bool spmd::propagation::isLinearSum(Operation *op) {
 
 /// Contractions summed into `v` by linear sums (see resultShare), visiting
 /// at most `budget` ops (a residual stream is a long chain of sums).
-static double summedContractions(Value v, DenseMap<Value, double> &memo,
+static double summedContractions(Value v,
+                                 llvm::SmallDenseMap<Value, double, 16> &memo,
                                  int &budget,
-                                 function_ref<bool(Operation *)> linearSum) {
+                                 function_ref<bool(Operation *)> linearSum,
+                                 function_ref<bool(Operation *)> contraction) {
   auto it = memo.find(v);
   if (it != memo.end())
     return it->second;
   Operation *def = v.getDefiningOp();
   double n = 0;
   if (def && budget-- > 0) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
-    if (linalgOp && linalgOp.getNumReductionLoops() != 0) {
+    if (contraction(def)) {
       n = 1;
     } else if (linearSum(def)) {
       auto dps = dyn_cast<DestinationStyleOpInterface>(def);
@@ -119,7 +120,8 @@ static double summedContractions(Value v, DenseMap<Value, double> &memo,
       // norm) is reduced for that reader, not as part of this sum.
       for (OpOperand &operand : def->getOpOperands())
         if ((!dps || !dps.isDpsInit(&operand)) && operand.get().hasOneUse())
-          n += summedContractions(operand.get(), memo, budget, linearSum);
+          n += summedContractions(operand.get(), memo, budget, linearSum,
+                                  contraction);
     }
   }
   memo[v] = n;
@@ -128,7 +130,8 @@ static double summedContractions(Value v, DenseMap<Value, double> &memo,
 
 double
 spmd::propagation::resultShare(Value v,
-                               function_ref<bool(Operation *)> linearSum) {
+                               function_ref<bool(Operation *)> linearSum,
+                               function_ref<bool(Operation *)> contraction) {
   // Up to the value the sum ends in: while the only user sums it.
   Value root = v;
   for (int depth = 0; depth < 16 && root.hasOneUse(); ++depth) {
@@ -137,9 +140,15 @@ spmd::propagation::resultShare(Value v,
       break;
     root = user->getResult(0);
   }
-  DenseMap<Value, double> memo;
+  llvm::SmallDenseMap<Value, double, 16> memo;
   int budget = 64;
-  return std::max(1.0, summedContractions(root, memo, budget, linearSum));
+  return std::max(
+      1.0, summedContractions(root, memo, budget, linearSum, contraction));
+}
+
+bool spmd::propagation::isContraction(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && linalgOp.getNumReductionLoops() != 0;
 }
 
 SmallVector<AxisChoice>

@@ -87,14 +87,19 @@ double opWork(mlir::Operation *op, const DeviceProfile &profile);
 /// eventually reduced, `v` among them (at least 1). Backward's input
 /// gradient of attention, dq·Wq + dk·Wk + dv·Wv, is reduced once for the
 /// three products, so each product pays a third of that reduction.
-/// `linearSum(op)` says whether op is a linear sum (isLinearSum(), which
-/// callers may memoize).
+/// `linearSum(op)` says whether op is a linear sum (isLinearSum()),
+/// `contraction(op)` whether it is a linalg op with a reduction loop
+/// (isContraction()); callers may memoize both.
 double resultShare(mlir::Value v,
-                   llvm::function_ref<bool(mlir::Operation *)> linearSum);
+                   llvm::function_ref<bool(mlir::Operation *)> linearSum,
+                   llvm::function_ref<bool(mlir::Operation *)> contraction);
 
 /// Is `op` an elementwise op whose result is a sum of its tensor inputs (or
 /// of terms linear in them), so that partial inputs give a partial result?
 bool isLinearSum(mlir::Operation *op);
+
+/// Is `op` a linalg op with a reduction loop (its result may be partial)?
+bool isContraction(mlir::Operation *op);
 
 /// The cheapest choice per mesh axis for an op with `rule`: candidates are
 /// the choices implied by known placements (Shard of the factor of each
