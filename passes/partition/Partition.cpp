@@ -128,6 +128,8 @@ private:
   /// every layer of a deep model.
   DenseMap<std::tuple<Type, Attribute, Attribute>, ::spmd::RedistributePlan>
       planCache;
+  /// localType() by (global type, layout).
+  mutable DenseMap<std::pair<Type, Attribute>, RankedTensorType> localTypes;
 };
 
 bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
@@ -136,14 +138,19 @@ bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
 RankedTensorType FunctionPartitioner::localType(RankedTensorType global,
                                                 LayoutAttr layout) const {
+  // Asked for most values; the layers of a model repeat a few pairs.
+  RankedTensorType &cached = localTypes[{global, layout}];
+  if (cached)
+    return cached;
   std::vector<int64_t> shape(global.getShape().begin(),
                              global.getShape().end());
   SmallVector<int64_t> local;
   for (std::optional<int64_t> d :
        ::spmd::uniformLocalShape(mesh, layout.toLayout(), shape))
     local.push_back(d ? *d : ShapedType::kDynamic);
-  return RankedTensorType::get(local, global.getElementType(),
-                               global.getEncoding());
+  cached = RankedTensorType::get(local, global.getElementType(),
+                                 global.getEncoding());
+  return cached;
 }
 
 ArrayAttr FunctionPartitioner::axisNames(ArrayRef<int64_t> axes) const {
@@ -408,7 +415,7 @@ LogicalResult FunctionPartitioner::checkRule(Operation *op,
   // are as good as R.
   bool partialsFree = isa<linalg::FillOp>(op);
   auto placement = [&](unsigned s, int64_t a) {
-    ::spmd::Placement p = layoutOf(slotValue(s)).placements[a];
+    ::spmd::Placement p = layouts.lookup(slotValue(s)).getPlacements()[a];
     return partialsFree && p.isPartial() ? ::spmd::Placement::replicate() : p;
   };
   SmallVector<unsigned> slots;
