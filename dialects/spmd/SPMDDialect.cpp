@@ -242,14 +242,10 @@ LogicalResult SPMDDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() != kLayoutAttrName)
     return op->emitError() << "unknown spmd attribute '"
                            << attr.getName().getValue() << "'";
-  if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
-    if (op->getNumResults() != 1)
-      return op->emitError() << "'" << kLayoutAttrName << "' has 1 layouts for "
-                             << op->getNumResults() << " results";
-    return verifyLayout(op, single, op->getResult(0).getType(), "result 0");
-  }
   SmallVector<LayoutAttr> layouts;
-  if (auto array = dyn_cast<ArrayAttr>(attr.getValue())) {
+  if (auto single = dyn_cast<LayoutAttr>(attr.getValue())) {
+    layouts.push_back(single);
+  } else if (auto array = dyn_cast<ArrayAttr>(attr.getValue())) {
     for (Attribute a : array) {
       auto layout = dyn_cast<LayoutAttr>(a);
       if (!layout)

@@ -13,8 +13,8 @@ plan pins become `spmd.constrain` ops.
 """
 
 import json
-import sys
 import math
+import sys
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
@@ -214,10 +214,7 @@ def _static_experts(model):
         if not isinstance(m, PreTrainedModel) or not callable(can_set) or \
                 not can_set():
             continue
-        try:
-            current = m.get_experts_implementation()
-        except Exception:  # a model without experts
-            continue
+        current = m.get_experts_implementation()
         if not current or all(v in (None, "batched_mm") for v in current.values()):
             continue
         wanted = {k: "batched_mm" for k in current}
