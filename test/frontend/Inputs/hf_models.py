@@ -102,6 +102,29 @@ def gptj(**kw):
     return transformers.GPTJForCausalLM(cfg)
 
 
+def olmo2(**kw):
+    # RMSNorm after attention and MLP (post-norm residuals) and on the whole
+    # q and k projections before they are split into heads.
+    return _decoder(transformers.Olmo2Config, transformers.Olmo2ForCausalLM,
+                    **kw)
+
+
+def cohere(**kw):
+    # Attention and MLP in parallel off one LayerNorm without bias,
+    # interleaved rotary (x[..., ::2], x[..., 1::2] stacked back), the
+    # logits scaled by a constant, tied embeddings.
+    return _decoder(transformers.CohereConfig, transformers.CohereForCausalLM,
+                    bos_token_id=1, eos_token_id=2, **kw)
+
+
+def gpt_neox(**kw):
+    # Fused qkv viewed per head, rotary on a quarter of each head's dims,
+    # parallel residual (attention and MLP each off its own LayerNorm).
+    return _decoder(transformers.GPTNeoXConfig,
+                    transformers.GPTNeoXForCausalLM, bos_token_id=0,
+                    eos_token_id=0, **kw)
+
+
 # MoE models keep transformers' default experts implementation,
 # "grouped_mm" (tokens sorted into data-dependent groups): spmd_torch traces
 # their experts as "batched_mm" (static shapes) and says so.
