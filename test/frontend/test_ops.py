@@ -43,7 +43,9 @@ class OpNumerics(unittest.TestCase):
                     x - 2 * y, -x, torch.relu(x), torch.where(x > 0, x, y),
                     x.masked_fill(m, -1e4), x.clamp(-0.5, 0.5),
                     torch.maximum(x, y), 1 - x, torch.pow(0.9, a), x * 3 + 1,
-                    (x < y).float(), (x != 0) & m, torch.erf(x), 1.0 / a]
+                    (x < y).float(), (x != 0) & m, torch.erf(x), 1.0 / a,
+                    torch.log1p(a), torch.expm1(x), F.softplus(x),
+                    F.softplus(8 * x, beta=2, threshold=5)]
         torch.manual_seed(0)
         x, y = torch.randn(4, 6), torch.randn(6) + 3
         m = torch.rand(4, 1) > 0.5
@@ -54,7 +56,8 @@ class OpNumerics(unittest.TestCase):
         def f(x, w, b, emb, idx, tgt):
             h = F.layer_norm(x, (8,), w, b)
             h = F.gelu(h) + F.gelu(h, approximate="tanh") + F.silu(h) + \
-                torch.sigmoid(h) * torch.tanh(h)
+                torch.sigmoid(h) * torch.tanh(h) + \
+                F.softplus(h, beta=2, threshold=1)
             s = torch.softmax(h, dim=0) + torch.log_softmax(h, dim=-1)
             s = s[:, ::2]
             s = torch.cat([s, s[:, 1:2].expand(-1, 3), h[:, 0].unsqueeze(1)], dim=1)

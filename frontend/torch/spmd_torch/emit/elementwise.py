@@ -99,6 +99,10 @@ def _unary(fn):
 handles("neg.default")(_unary(lambda b, x, t: b.neg(x, t)))
 handles("exp.default")(_unary(lambda b, x, t: b.exp(x, t)))
 handles("log.default")(_unary(lambda b, x, t: b.log(x, t)))
+handles("log1p.default")(
+    _unary(lambda b, x, t: b.unary_math("log1p", x, t)))
+handles("expm1.default")(
+    _unary(lambda b, x, t: b.unary_math("expm1", x, t)))
 handles("tanh.default")(_unary(lambda b, x, t: b.tanh(x, t)))
 handles("erf.default")(_unary(lambda b, x, t: b.erf(x, t)))
 handles("sqrt.default")(_unary(lambda b, x, t: b.sqrt(x, t)))
@@ -390,6 +394,34 @@ def _tanh_backward(E, node, a):
     _, t = E.out()
     return E.ew([a.grad_output, a.output], lambda b, v: b.mul(
         v[0], b.sub(b.const(1.0, t), b.mul(v[1], v[1], t), t), t))
+
+
+@handles("softplus.default")
+def _softplus(E, node, a):
+    # log1p(exp(beta x)) / beta, linear where beta x exceeds the threshold
+    # (as PyTorch, which keeps exp from overflowing there).
+    _, t = E.out()
+    beta, thr = float(a.beta), float(a.threshold)
+
+    def body(b, v):
+        z = b.mul(v[0], b.const(beta, t), t)
+        soft = b.div(b.unary_math("log1p", b.exp(z, t), t), b.const(beta, t), t)
+        return b.select(b.cmp("gt", z, b.const(thr, t), t), v[0], soft, t)
+    return E.ew([a.self], body)
+
+
+@handles("softplus_backward.default")
+def _softplus_backward(E, node, a):
+    # grad * sigmoid(beta x), grad itself where beta x exceeds the threshold.
+    _, t = E.out()
+    beta, thr = float(a.beta), float(a.threshold)
+
+    def body(b, v):
+        g, x = v
+        z = b.mul(x, b.const(beta, t), t)
+        return b.select(b.cmp("gt", z, b.const(thr, t), t), g,
+                        b.mul(g, b.sigmoid(z, t), t), t)
+    return E.ew([a.grad_output, a.self], body)
 
 
 @handles("threshold_backward.default")
