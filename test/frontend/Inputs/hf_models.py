@@ -125,6 +125,13 @@ def gpt_neox(**kw):
                     eos_token_id=0, **kw)
 
 
+def apertus(**kw):
+    # xIELU activation (trainable alphas, softplus of them, expm1 of the
+    # clamped input), no gate; Llama-3 rotary scaling; QK RMSNorm per head.
+    return _decoder(transformers.ApertusConfig,
+                    transformers.ApertusForCausalLM, **kw)
+
+
 # MoE models keep transformers' default experts implementation,
 # "grouped_mm" (tokens sorted into data-dependent groups): spmd_torch traces
 # their experts as "batched_mm" (static shapes) and says so.
