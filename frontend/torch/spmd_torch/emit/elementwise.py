@@ -404,8 +404,9 @@ def _softplus(E, node, a):
     beta, thr = float(a.beta), float(a.threshold)
 
     def body(b, v):
-        z = b.mul(v[0], b.const(beta, t), t)
-        soft = b.div(b.unary_math("log1p", b.exp(z, t), t), b.const(beta, t), t)
+        bt = b.const(beta, t)
+        z = b.mul(v[0], bt, t)
+        soft = b.div(b.unary_math("log1p", b.exp(z, t), t), bt, t)
         return b.select(b.cmp("gt", z, b.const(thr, t), t), v[0], soft, t)
     return E.ew([a.self], body)
 
