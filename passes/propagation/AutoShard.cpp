@@ -686,9 +686,14 @@ void AutoSharder::computeBucketable() {
   };
   for (int ni = int(nodes.size()) - 1; ni >= 0; --ni) {
     const Node &n = nodes[ni];
-    if (!n.op || !n.rule || llvm::any_of(n.rule->factors, [](const auto &f) {
-          return f.kind == ::spmd::Factor::Kind::Reduction;
-        }))
+    // A constrain only names a layout (spmd-propagate puts one between a
+    // gradient and its update): it is part of the optimizer if its result
+    // is, else a gradient's reduction would pay a latency it does not.
+    bool constrain = n.op && isa<::spmd::ConstrainOp>(n.op);
+    if (!n.op || (!n.rule && !constrain) ||
+        (n.rule && llvm::any_of(n.rule->factors, [](const auto &f) {
+           return f.kind == ::spmd::Factor::Kind::Reduction;
+         })))
       continue;
     optimizer[ni] = llvm::all_of(n.op->getResults(), usersOk);
   }
