@@ -245,6 +245,18 @@ private:
   /// The decided plan's reshards, one per value and layout needed, each
   /// along its path: what partitioning makes of it.
   double decidedReshardCost(const CommCostParams &comm) const;
+  /// A fill of an empty tensor is not resharded: spmd-propagate fills
+  /// another empty in the placement a user needs. The time of that fill on
+  /// axis `axis` (the other axes as decided), or -1 where it cannot (a
+  /// partial kind the fill's rule does not make, or not such a fill).
+  double refillTime(int value, const Placement &need, int axis) const;
+  /// Can spmd-propagate fill an empty in `need` for fill `value` (its
+  /// rule makes every partial kind in it)?
+  bool refillable(const Layout &need, int value) const;
+  /// The fills spmd-propagate makes of the decided plan (whole layouts).
+  double decidedRefillTime() const;
+  /// The refills of the chosen candidates on `axis`.
+  double chosenRefillTime(int axis) const;
   /// Bytes of `value` split by every decided axis but `axis`.
   double bytesBesides(int value, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to,
@@ -323,6 +335,8 @@ private:
   /// Per value: its reshards can wait for others of their kind, so that
   /// bucketing combines them (computeBucketable()).
   std::vector<bool> bucketable;
+  /// Per value: a fill of an empty tensor (refillable()).
+  std::vector<bool> refill;
   /// Per function result: the argument it updates, or -1.
   SmallVector<int> updates;
   int numPoints = 0;
@@ -643,6 +657,8 @@ double AutoSharder::edgeCost(const Edge &e, const Cand &from, const Cand &to,
   Placement need = needOf(e, to, axis);
   if (have == need)
     return 0;
+  if (double t = refillTime(e.value, need, axis); t >= 0)
+    return e.share * t;
   return e.share * ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
                                            valueBytes(e.value), comm, axis);
 }
@@ -697,6 +713,12 @@ void AutoSharder::computeBucketable() {
       continue;
     optimizer[ni] = llvm::all_of(n.op->getResults(), usersOk);
   }
+  refill.assign(values.size(), false);
+  for (auto [vi, v] : llvm::enumerate(values))
+    if (v.node >= 0 && nodes[v.node].op && nodes[v.node].rule &&
+        nodes[v.node].op->getNumResults() == 1)
+      refill[vi] =
+          bool(::spmd::propagation::refillable(nodes[v.node].op->getResult(0)));
   bucketable.assign(values.size(), false);
   for (auto [vi, v] : llvm::enumerate(values)) {
     if (v.node < 0)
@@ -843,7 +865,8 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm) const {
       for (int a = 0; a < rank; ++a)
         need.placements.push_back(needOf(
             e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
-      if (need == have || llvm::is_contained(made, need))
+      if (need == have || llvm::is_contained(made, need) ||
+          (refill[vi] && refillable(need, vi)))
         continue;
       const Layout *from = &have;
       double fromCost = ::spmd::reshardCost(mesh, have, need, global, pick);
@@ -881,7 +904,8 @@ double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
                            ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
                            : none;
       Placement need = needOf(e, to, axis);
-      if (need == have || !paid.insert(placementKey(need)).second)
+      if (need == have || !paid.insert(placementKey(need)).second ||
+          refillTime(vi, need, axis) >= 0)
         continue;
       total += ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
                                        valueBytes(vi), comm, axis);
@@ -971,19 +995,23 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
       }
       for (auto &[key, entry] : needs) {
         auto &[need, users] = entry;
-        double cost = ::spmd::axisReshardCost(have, need, k, valueBytes(vi),
-                                              profile.comm, axis) *
-                      kScale;
+        double refilled = refillTime(vi, need, axis);
+        double cost =
+            (refilled >= 0
+                 ? refilled
+                 : ::spmd::axisReshardCost(have, need, k, valueBytes(vi),
+                                           profile.comm, axis)) *
+            kScale;
         if (cost <= 0)
           continue;
-        double own = cost;
+        double own = refilled >= 0 ? 0 : cost; // no communication
         // A bucketed reshard shares its latency with the others of its
         // bucket: the solver charges it none, or (bucketLatency) its
         // own; solveAxis() keeps the better. (Charging each bucket one
         // latency, with a binary per bucket bounded by its members, made
         // the model 5-10x slower to solve; the estimate counts one per
         // bucket, chosenReshardCost().)
-        if (!bucketLatency && bucketOf(vi, have, need))
+        if (!bucketLatency && refilled < 0 && bucketOf(vi, have, need))
           cost -= profile.comm.alpha * kScale;
         if (cost <= 0 && !comm)
           continue;
@@ -1031,8 +1059,92 @@ double AutoSharder::memBytes(int value, const Cand &c, int axis,
   return bytes / later;
 }
 
+bool AutoSharder::refillable(const Layout &need, int value) const {
+  const ShardingRule &rule = *nodes[values[value].node].rule;
+  return llvm::all_of(need.placements, [&](const Placement &p) {
+    return !p.isPartial() || llvm::any_of(rule.alts, [&](const auto &alt) {
+      return llvm::is_contained(alt.kinds, p.reduce);
+    });
+  });
+}
+
+double AutoSharder::refillTime(int value, const Placement &need,
+                               int axis) const {
+  if (!refill[value] || !refillable(Layout{{need}}, value))
+    return -1;
+  const ValueInfo &v = values[value];
+  auto type = cast<RankedTensorType>(v.type);
+  double share = 1;
+  for (auto [d, local] : llvm::enumerate(v.local)) {
+    int64_t n = local;
+    if (need.isShard() && need.dim == int64_t(d))
+      n = ::spmd::chunkCapacity(local, mesh.axisSizes[axis]);
+    share *= double(n) / double(std::max<int64_t>(1, type.getDimSize(d)));
+  }
+  return nodes[v.node].work * share;
+}
+
+double AutoSharder::chosenRefillTime(int axis) const {
+  static const Cand none{};
+  double total = 0;
+  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
+    if (!refill[vi])
+      continue;
+    const Node &u = nodes[values[vi].node];
+    Placement have = producedOn(vi, u.cands[u.chosen], axis);
+    std::set<int64_t> paid;
+    for (int ei : es) {
+      const Edge &e = edges[ei];
+      const Cand &to = e.consumer >= 0
+                           ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
+                           : none;
+      Placement need = needOf(e, to, axis);
+      if (need != have && paid.insert(placementKey(need)).second)
+        total += std::max(0.0, refillTime(vi, need, axis));
+    }
+  }
+  return total;
+}
+
+double AutoSharder::decidedRefillTime() const {
+  static const Cand none{};
+  int rank = mesh.rank();
+  double total = 0;
+  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
+    if (!refill[vi])
+      continue;
+    const ValueInfo &v = values[vi];
+    const Node &u = nodes[v.node];
+    Layout have;
+    for (int a = 0; a < rank; ++a)
+      have.placements.push_back(producedOn(vi, u.decided[a], a));
+    std::vector<Layout> made;
+    for (int ei : es) {
+      const Edge &e = edges[ei];
+      Layout need;
+      for (int a = 0; a < rank; ++a)
+        need.placements.push_back(needOf(
+            e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
+      if (need == have || llvm::is_contained(made, need) ||
+          !refillable(need, vi))
+        continue;
+      SmallVector<int64_t> shape(initialLocal[vi]);
+      for (auto [a, p] : llvm::enumerate(need.placements))
+        if (p.isShard())
+          shape[p.dim] = ::spmd::chunkCapacity(shape[p.dim], mesh.axisSizes[a]);
+      double share = 1;
+      for (auto [d, n] : llvm::enumerate(shape))
+        share *= double(n) / double(std::max<int64_t>(1, initialLocal[vi][d]));
+      total += u.work * share;
+      made.push_back(std::move(need));
+    }
+  }
+  return total;
+}
+
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
-  double cost = chosenReshardCost(axis, profile.comm, buckets);
+  double cost =
+      chosenReshardCost(axis, profile.comm, buckets) + chosenRefillTime(axis);
   for (const Node &n : nodes)
     cost += nodeCost(n, n.cands[n.chosen], axis);
   return cost;
@@ -1394,6 +1506,7 @@ void AutoSharder::commit(int axis) {
   bytesOnly.beta = 1;
   commSeconds = decidedReshardCost(profile.comm);
   commBytes = decidedReshardCost(bytesOnly);
+  computeSeconds += decidedRefillTime();
 }
 
 void AutoSharder::reset() {
