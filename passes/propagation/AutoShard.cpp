@@ -233,9 +233,11 @@ private:
   /// `comm`): one per value and needed placement, at the value's size after
   /// the axes before `axis`.
   /// `buckets`, if given, gets the number of buckets its bucketed reshards
-  /// join.
+  /// join; `refills`, if given, the time of the fills made again instead
+  /// (refillTime()), which are not communication.
   double chosenReshardCost(int axis, const CommCostParams &comm,
-                           int *buckets = nullptr) const;
+                           int *buckets = nullptr,
+                           double *refills = nullptr) const;
   /// A bucket of collectives: axes (a bit mask), kind, element type.
   using BucketKey = std::tuple<unsigned, int, const void *>;
   /// Time under `comm` of the partitioner's collectives (the redistribute
@@ -246,7 +248,10 @@ private:
                   SmallVectorImpl<BucketKey> &bucketed) const;
   /// The decided plan's reshards, one per value and layout needed, each
   /// along its path: what partitioning makes of it.
-  double decidedReshardCost(const CommCostParams &comm) const;
+  /// `refills`, if given, gets the time of the fills made again instead of
+  /// resharded (refillTime()).
+  double decidedReshardCost(const CommCostParams &comm,
+                            double *refills = nullptr) const;
   /// A fill of an empty tensor is not resharded: spmd-propagate fills
   /// another empty in the placement a user needs. The time of that fill on
   /// axis `axis` (the other axes as decided), or -1 where it cannot (a
@@ -255,10 +260,6 @@ private:
   /// Can spmd-propagate fill an empty in `need` for fill `value` (its
   /// rule makes every partial kind in it)?
   bool refillable(const Layout &need, int value) const;
-  /// The fills spmd-propagate makes of the decided plan (whole layouts).
-  double decidedRefillTime() const;
-  /// The refills of the chosen candidates on `axis`.
-  double chosenRefillTime(int axis) const;
   /// Bytes of `value` split by every decided axis but `axis`.
   double bytesBesides(int value, int axis) const;
   double edgeCost(const Edge &e, const Cand &from, const Cand &to,
@@ -842,7 +843,8 @@ double AutoSharder::pathCost(int value, const Layout &have, const Layout &need,
   return total;
 }
 
-double AutoSharder::decidedReshardCost(const CommCostParams &comm) const {
+double AutoSharder::decidedReshardCost(const CommCostParams &comm,
+                                       double *refills) const {
   // What spmd-propagate and spmd-partition make of the plan: one reshard
   // per value and layout needed (all axes: two consumers that need the
   // same placement on one axis and different ones on another each pay the
@@ -871,9 +873,24 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm) const {
       for (int a = 0; a < rank; ++a)
         need.placements.push_back(needOf(
             e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
-      if (need == have || llvm::is_contained(made, need) ||
-          (refill[vi] && refillable(need, vi)))
+      if (need == have || llvm::is_contained(made, need))
         continue;
+      if (refill[vi] && refillable(need, vi)) {
+        // Filled again in `need`: the fill's time at its local size.
+        SmallVector<int64_t> shape(initialLocal[vi]);
+        for (auto [a, p] : llvm::enumerate(need.placements))
+          if (p.isShard())
+            shape[p.dim] =
+                ::spmd::chunkCapacity(shape[p.dim], mesh.axisSizes[a]);
+        double share = 1;
+        for (auto [d, n] : llvm::enumerate(shape))
+          share *=
+              double(n) / double(std::max<int64_t>(1, initialLocal[vi][d]));
+        if (refills)
+          *refills += u.work * share;
+        made.push_back(std::move(need));
+        continue;
+      }
       const Layout *from = &have;
       double fromCost = ::spmd::reshardCost(mesh, have, need, global, pick);
       for (const Layout &l : made) {
@@ -894,7 +911,7 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm) const {
 }
 
 double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
-                                      int *numBuckets) const {
+                                      int *numBuckets, double *refills) const {
   static const Cand none{};
   double total = 0;
   std::set<std::pair<int, const void *>> buckets;
@@ -910,9 +927,13 @@ double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
                            ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
                            : none;
       Placement need = needOf(e, to, axis);
-      if (need == have || !paid.insert(placementKey(need)).second ||
-          refillTime(vi, need, axis) >= 0)
+      if (need == have || !paid.insert(placementKey(need)).second)
         continue;
+      if (double t = refillTime(vi, need, axis); t >= 0) {
+        if (refills)
+          *refills += t;
+        continue;
+      }
       total += ::spmd::axisReshardCost(have, need, mesh.axisSizes[axis],
                                        valueBytes(vi), comm, axis);
       if (auto bucket = bucketOf(vi, have, need)) {
@@ -1090,67 +1111,10 @@ double AutoSharder::refillTime(int value, const Placement &need,
   return nodes[v.node].work * share;
 }
 
-double AutoSharder::chosenRefillTime(int axis) const {
-  static const Cand none{};
-  double total = 0;
-  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
-    if (!refill[vi])
-      continue;
-    const Node &u = nodes[values[vi].node];
-    Placement have = producedOn(vi, u.cands[u.chosen], axis);
-    std::set<int64_t> paid;
-    for (int ei : es) {
-      const Edge &e = edges[ei];
-      const Cand &to = e.consumer >= 0
-                           ? nodes[e.consumer].cands[nodes[e.consumer].chosen]
-                           : none;
-      Placement need = needOf(e, to, axis);
-      if (need != have && paid.insert(placementKey(need)).second)
-        total += std::max(0.0, refillTime(vi, need, axis));
-    }
-  }
-  return total;
-}
-
-double AutoSharder::decidedRefillTime() const {
-  static const Cand none{};
-  int rank = mesh.rank();
-  double total = 0;
-  for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
-    if (!refill[vi])
-      continue;
-    const ValueInfo &v = values[vi];
-    const Node &u = nodes[v.node];
-    Layout have;
-    for (int a = 0; a < rank; ++a)
-      have.placements.push_back(producedOn(vi, u.decided[a], a));
-    std::vector<Layout> made;
-    for (int ei : es) {
-      const Edge &e = edges[ei];
-      Layout need;
-      for (int a = 0; a < rank; ++a)
-        need.placements.push_back(needOf(
-            e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
-      if (need == have || llvm::is_contained(made, need) ||
-          !refillable(need, vi))
-        continue;
-      SmallVector<int64_t> shape(initialLocal[vi]);
-      for (auto [a, p] : llvm::enumerate(need.placements))
-        if (p.isShard())
-          shape[p.dim] = ::spmd::chunkCapacity(shape[p.dim], mesh.axisSizes[a]);
-      double share = 1;
-      for (auto [d, n] : llvm::enumerate(shape))
-        share *= double(n) / double(std::max<int64_t>(1, initialLocal[vi][d]));
-      total += u.work * share;
-      made.push_back(std::move(need));
-    }
-  }
-  return total;
-}
-
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
-  double cost =
-      chosenReshardCost(axis, profile.comm, buckets) + chosenRefillTime(axis);
+  double refills = 0;
+  double cost = chosenReshardCost(axis, profile.comm, buckets, &refills);
+  cost += refills;
   for (const Node &n : nodes)
     cost += nodeCost(n, n.cands[n.chosen], axis);
   return cost;
@@ -1510,9 +1474,10 @@ void AutoSharder::commit(int axis) {
   CommCostParams bytesOnly;
   bytesOnly.alpha = 0;
   bytesOnly.beta = 1;
-  commSeconds = decidedReshardCost(profile.comm);
+  double refills = 0;
+  commSeconds = decidedReshardCost(profile.comm, &refills);
   commBytes = decidedReshardCost(bytesOnly);
-  computeSeconds += decidedRefillTime();
+  computeSeconds += refills;
 }
 
 void AutoSharder::reset() {
