@@ -115,7 +115,9 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
     factor rules of rules/: a binary per op and candidate, edge variables
     tying producer and consumer choices) is solved by COIN-OR CBC within
     `time-limit` seconds; without a solution by then a deterministic greedy
-    choice stands in. The result: `spmd.layout` on the free arguments and
+    choice stands in. On a mesh of several axes the mesh taken as one axis
+    of all its devices is solved too (every 1-D plan over all devices),
+    laid out alike on each axis, and the lower estimate is kept. The result: `spmd.layout` on the free arguments and
     results, and on every op (`pin-activations`), which spmd-propagate
     completes. `report` writes the plan per argument in DTensor's terms
     (Colwise, Rowwise, FSDP Shard, Replicate) with the estimated compute,
