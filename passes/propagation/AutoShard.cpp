@@ -1765,6 +1765,8 @@ void AutoSharder::flatStart() {
   for (const ValueInfo &v : values)
     first.local.push_back(v.local);
 
+  // The flat solve's own solver note is reported only if its plan is kept.
+  std::string firstSolverNote = std::exchange(solverNote, {});
   Mesh real = mesh;
   mesh = Mesh{{"all"}, {real.numDevices()}};
   reset();
@@ -1815,6 +1817,7 @@ void AutoSharder::flatStart() {
   computeSeconds = first.compute;
   commBytes = first.bytes;
   refineNotes = first.notes;
+  solverNote = firstSolverNote;
 }
 
 LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
