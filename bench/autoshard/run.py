@@ -12,7 +12,8 @@ plan (DTensor styles, DP, FSDP, their 2-D combinations) and with
     choose, reports its estimate;
   * KiB/rank: bytes each rank sends, by spmd-comm-report of the partitioned
     program (default pipeline, bucketing on);
-  * ms/step: spmd-run on simulated ranks (steady state of --steps 1+N);
+  * ms/step: spmd-run on simulated ranks (steady state of --steps 1+N),
+    the median of --rounds rounds that take the plans in turn;
   * check: spmd-run --check (every rank's results against the
     unpartitioned program).
 
@@ -25,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -144,6 +146,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small sizes")
     ap.add_argument("--device", default="cpu", help="cost model profile")
     ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="step-time rounds, the plans interleaved; the "
+                         "median is reported")
     ap.add_argument("--meshes", default="4,2x2,2x4")
     ap.add_argument("--models", default="GPT,Llama")
     ap.add_argument("--no-run", action="store_true", help="skip step times")
@@ -166,12 +171,13 @@ def main():
                 print("| plan | est. ms | KiB/rank | ms/step | check |")
                 print("|---|---|---|---|---|")
                 notes = []
-                for name, mesh_arg, flags in PLANS[mesh]:
+                done = []  # (name, program, est, solve, kib, check)
+                for pi, (name, mesh_arg, flags) in enumerate(PLANS[mesh]):
                     if a.plans and name not in a.plans.split(","):
                         continue
                     if name == "auto" and a.auto_options:
                         flags = flags + ["--auto-options", a.auto_options]
-                    out = os.path.join(tmp, "p.mlir")
+                    out = os.path.join(tmp, f"p{pi}.mlir")
                     rep = os.path.join(tmp, "auto.txt")
                     export(model, sizes[model], mesh_arg, flags, a.device,
                            out, rep)
@@ -179,26 +185,34 @@ def main():
                     if name == "auto":
                         solve = float(re.search(r"solved in ([0-9.]+) s",
                                                 open(rep).read()).group(1))
+                        # What comm-slack changed, printed under the table.
+                        notes += [l.strip() for l in open(rep)
+                                  if "comm-slack" in l]
                     kib = comm_bytes(out) / 1024
-                    ms = None if a.no_run else step_ms(out, a.steps)
                     ok = None
                     if not a.no_run:
                         r = subprocess.run([tool("spmd-run"), out, "--check",
                                             "--atol", "1e-3", "--rtol", "1e-3"],
                                            capture_output=True, text=True)
                         ok = r.returncode == 0
+                    done.append((name, out, est, solve, kib, ok))
+                # Step times in interleaved rounds, so that the machine's
+                # slow minutes fall on every plan alike; the median is kept.
+                times = {d[0]: [] for d in done}
+                for _ in range(0 if a.no_run else a.rounds):
+                    for name, out, *_ in done:
+                        times[name].append(step_ms(out, a.steps))
+                for name, out, est, solve, kib, ok in done:
+                    ms = statistics.median(times[name]) if times[name] else None
                     rows.append(dict(model=model, mesh=mesh, plan=name,
                                      est_ms=est, kib=kib, ms=ms, check=ok,
+                                     ms_rounds=times[name] or None,
                                      solve_s=solve if name == "auto" else None))
-                    msr = "-" if ms is None else f"{ms:.0f}"
+                    msr = "-" if ms is None else f"{ms:.{0 if ms >= 100 else 2}f}"
                     chk = "-" if ok is None else ("ok" if ok else "FAILED")
                     label = f"auto (solved in {solve:.1f} s)" if name == "auto" else name
                     print(f"| {label} | {est:.3f} | {kib:.0f} | {msr} | {chk} |",
                           flush=True)
-                    if name == "auto":
-                        # What comm-slack changed, printed under the table.
-                        notes += [l.strip() for l in open(rep)
-                                  if "comm-slack" in l]
                 if notes:
                     print("\n" + "\n".join(f"* auto, {n}" for n in notes))
         if a.deep:
