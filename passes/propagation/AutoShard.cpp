@@ -257,6 +257,9 @@ private:
   /// axis `axis` (the other axes as decided), or -1 where it cannot (a
   /// partial kind the fill's rule does not make, or not such a fill).
   double refillTime(int value, const Placement &need, int axis) const;
+  /// The time of `value`'s fill (its node's work) at the local shape
+  /// `local`.
+  double fillTime(int value, ArrayRef<int64_t> local) const;
   /// Can spmd-propagate fill an empty in `need` for fill `value` (its
   /// rule makes every partial kind in it)?
   bool refillable(const Layout &need, int value) const;
@@ -720,12 +723,6 @@ void AutoSharder::computeBucketable() {
       continue;
     optimizer[ni] = llvm::all_of(n.op->getResults(), usersOk);
   }
-  refill.assign(values.size(), false);
-  for (auto [vi, v] : llvm::enumerate(values))
-    if (v.node >= 0 && nodes[v.node].op && nodes[v.node].rule &&
-        nodes[v.node].op->getNumResults() == 1)
-      refill[vi] =
-          bool(::spmd::propagation::refillable(nodes[v.node].op->getResult(0)));
   bucketable.assign(values.size(), false);
   for (auto [vi, v] : llvm::enumerate(values)) {
     if (v.node < 0)
@@ -877,17 +874,11 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm,
         continue;
       if (refill[vi] && refillable(need, vi)) {
         // Filled again in `need`: the fill's time at its local size.
-        SmallVector<int64_t> shape(initialLocal[vi]);
-        for (auto [a, p] : llvm::enumerate(need.placements))
-          if (p.isShard())
-            shape[p.dim] =
-                ::spmd::chunkCapacity(shape[p.dim], mesh.axisSizes[a]);
-        double share = 1;
-        for (auto [d, n] : llvm::enumerate(shape))
-          share *=
-              double(n) / double(std::max<int64_t>(1, initialLocal[vi][d]));
         if (refills)
-          *refills += u.work * share;
+          *refills +=
+              fillTime(vi, ::spmd::maxLocalShape(mesh, need,
+                                                 {initialLocal[vi].begin(),
+                                                  initialLocal[vi].end()}));
         made.push_back(std::move(need));
         continue;
       }
@@ -1099,16 +1090,19 @@ double AutoSharder::refillTime(int value, const Placement &need,
                                int axis) const {
   if (!refill[value] || !refillable(Layout{{need}}, value))
     return -1;
-  const ValueInfo &v = values[value];
-  auto type = cast<RankedTensorType>(v.type);
+  SmallVector<int64_t> local(values[value].local);
+  if (need.isShard())
+    local[need.dim] =
+        ::spmd::chunkCapacity(local[need.dim], mesh.axisSizes[axis]);
+  return fillTime(value, local);
+}
+
+double AutoSharder::fillTime(int value, ArrayRef<int64_t> local) const {
+  auto type = cast<RankedTensorType>(values[value].type);
   double share = 1;
-  for (auto [d, local] : llvm::enumerate(v.local)) {
-    int64_t n = local;
-    if (need.isShard() && need.dim == int64_t(d))
-      n = ::spmd::chunkCapacity(local, mesh.axisSizes[axis]);
+  for (auto [d, n] : llvm::enumerate(local))
     share *= double(n) / double(std::max<int64_t>(1, type.getDimSize(d)));
-  }
-  return nodes[v.node].work * share;
+  return nodes[values[value].node].work * share;
 }
 
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
@@ -1842,6 +1836,12 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
     initialFactors.push_back(n.factorLocal);
   computeClasses(tieRounds);
   computeBucketable();
+  refill.assign(values.size(), false);
+  for (auto [vi, v] : llvm::enumerate(values))
+    if (v.node >= 0 && nodes[v.node].op && nodes[v.node].rule &&
+        nodes[v.node].op->getNumResults() == 1)
+      refill[vi] =
+          bool(::spmd::propagation::refillable(nodes[v.node].op->getResult(0)));
 
   auto begin = std::chrono::steady_clock::now();
   bool minPeak = false;
