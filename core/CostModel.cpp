@@ -75,28 +75,43 @@ double spmd::reshardCost(const Mesh &mesh, const Layout &from, const Layout &to,
   return cost;
 }
 
+double DeviceProfile::flopTime(double flops, unsigned bits) const {
+  double rate = bits <= 16 ? flops16 : flops32;
+  return rate > 0 ? flops / rate : 0;
+}
+
+double DeviceProfile::memoryTime(double bytes) const {
+  double t = 0;
+  if (cacheBandwidth > 0 && cacheBytes > 0) {
+    double cached = std::min(bytes, cacheBytes);
+    t += cached / cacheBandwidth;
+    bytes -= cached;
+  }
+  if (memBandwidth > 0)
+    t += bytes / memBandwidth;
+  return t;
+}
+
 double DeviceProfile::computeTime(double flops, double bytes,
                                   unsigned bits) const {
-  double rate = bits <= 16 ? flops16 : flops32;
-  double t = 0;
-  if (rate > 0)
-    t = flops / rate;
-  if (memBandwidth > 0)
-    t = std::max(t, bytes / memBandwidth);
-  return t;
+  return std::max(flopTime(flops, bits), memoryTime(bytes));
 }
 
 std::optional<DeviceProfile> spmd::deviceProfile(std::string_view name) {
   struct Known {
     std::string_view name;
-    double flops32, flops16, memBandwidth, alpha, linkBytesPerSecond;
+    double flops32, flops16, memBandwidth, cacheBytes, cacheBandwidth, alpha,
+        linkBytesPerSecond;
   };
-  // H100 SXM: FP32 (CUDA cores) and dense BF16 tensor-core peaks, HBM3,
-  // the bus bandwidth NCCL's all-reduce reaches over NVLink; cpu: a few
-  // cores, DRAM, a host interconnect.
+  // H100 SXM: FP32 (CUDA cores) and dense BF16 tensor-core peaks, HBM3 (its
+  // L2 is left out: kernels stream through it), the bus bandwidth NCCL's
+  // all-reduce reaches over NVLink; cpu: a few cores, DRAM past a share of
+  // L3, a host interconnect. The cpu cache tier is fitted to simulated
+  // ranks (bench/autoshard/fit_cpu.py): elementwise kernels on activations
+  // ran 2-4x faster than 10 GB/s, Adam on replicated weights about at it.
   static const Known known[] = {
-      {"h100", 67e12, 989e12, 3.35e12, 10e-6, 370e9},
-      {"cpu", 50e9, 50e9, 10e9, 5e-6, 5e9},
+      {"h100", 67e12, 989e12, 3.35e12, 0, 0, 10e-6, 370e9},
+      {"cpu", 50e9, 50e9, 10e9, 6.0 * (1 << 20), 25e9, 5e-6, 5e9},
   };
   for (const Known &k : known) {
     if (k.name != name)
@@ -106,6 +121,8 @@ std::optional<DeviceProfile> spmd::deviceProfile(std::string_view name) {
     p.flops32 = k.flops32;
     p.flops16 = k.flops16;
     p.memBandwidth = k.memBandwidth;
+    p.cacheBytes = k.cacheBytes;
+    p.cacheBandwidth = k.cacheBandwidth;
     p.comm.alpha = k.alpha;
     p.comm.beta = 1.0 / k.linkBytesPerSecond;
     return p;

@@ -87,18 +87,27 @@ struct DeviceProfile {
   double flops16 = 0;
   /// Bytes/s between the device and its memory.
   double memBandwidth = 0;
+  /// Bytes of an op's operands and results that stay in cache (the device's
+  /// share of it) and the bytes/s they move at; 0: no cache tier.
+  double cacheBytes = 0;
+  double cacheBandwidth = 0;
   CommCostParams comm;
 
   /// Seconds for `flops` flops on elements `bits` wide that read and write
   /// `bytes` bytes: the slower of the two (roofline).
   double computeTime(double flops, double bytes, unsigned bits) const;
+  /// The two sides of it: the flops alone, the bytes alone (the first
+  /// cacheBytes at cacheBandwidth, the rest at memBandwidth).
+  double flopTime(double flops, unsigned bits) const;
+  double memoryTime(double bytes) const;
 };
 
 /// The named profiles: "h100" (an H100 SXM: 67 TFLOP/s f32, 989 TFLOP/s
 /// bf16, 3.35 TB/s HBM, NVLink at ~370 GB/s bus bandwidth per GPU for NCCL
 /// rings, 10 us per collective) and "cpu" (a few x86 cores with simulated
-/// ranks: ~50 GFLOP/s, 10 GB/s memory, in-process collectives at ~5 GB/s,
-/// 5 us each). Nullopt for another name.
+/// ranks: ~50 GFLOP/s; an op's first 6 MiB at 25 GB/s from cache, the rest
+/// at 10 GB/s from DRAM; in-process collectives at ~5 GB/s, 5 us each).
+/// Nullopt for another name.
 std::optional<DeviceProfile> deviceProfile(std::string_view name);
 
 /// Total cost of changing `from` into `to` for a tensor of `globalBytes`

@@ -12,7 +12,8 @@
 //    PropagateChoice.h: None, Shard(factor), Partial(alternative, kind)).
 //    Annotated arguments, user constrains and ops without a rule are fixed;
 //    tensor.empty has no contents and takes any layout for free;
-//  * node cost: the op's roofline time (opWork()) on its local share;
+//  * node cost: the profile's roofline of the op's flops and bytes
+//    (opCounts()) on its local share;
 //  * reshard cost: the alpha-beta reshard (CostModel.h) from what the
 //    producer makes to what a consumer needs, paid once per value and
 //    needed placement however many consumers need it (partitioning makes
@@ -171,7 +172,8 @@ struct Node {
   std::optional<Layout> fixed;
   /// Placements of a pinned op's results (a user's spmd.layout attribute).
   SmallVector<std::optional<Layout>> pinned;
-  double work = 0;
+  /// Its flops and bytes, unpartitioned (a share is costed by nodeCost()).
+  OpCounts work;
   /// Per factor: local size after the decided axes.
   SmallVector<int64_t> factorLocal;
   /// Decided per axis.
@@ -217,6 +219,10 @@ private:
                         int axis) const;
   Placement producedOn(int value, const Cand &c, int axis) const;
   double valueBytes(int value) const;
+  /// The part of `n`'s work one rank does after axis `axis` takes `c`.
+  double nodeShare(const Node &n, const Cand &c, int axis) const;
+  /// Seconds of that part (the profile's roofline: a share small enough to
+  /// stay in cache costs less than its size says).
   double nodeCost(const Node &n, const Cand &c, int axis) const;
   /// What the consumer of `e` needs of its value on `axis` when it takes
   /// candidate `to`.
@@ -358,6 +364,9 @@ private:
   /// Per axis the refinement changed: the estimates before and after.
   SmallVector<std::string> refineNotes;
   double commSeconds = 0, computeSeconds = 0, commBytes = 0;
+  /// The part of computeSeconds in memory-bound ops (elementwise, norms,
+  /// reductions): the runtime's fused kernels, against its GEMMs.
+  double memoryBoundSeconds = 0;
   /// The partitioner's path per shape and layout change.
   mutable std::map<std::string, ::spmd::RedistributePlan> planCache;
 };
@@ -427,18 +436,19 @@ LogicalResult AutoSharder::build() {
         n.fixed = Layout::replicated(mesh.rank());
     }
     if (n.rule) {
-      n.work = opWork(&op, profile);
-      // Elementwise arith/math ops on whole tensors: one op per element.
-      if (n.work == 0 && OpTrait::hasElementwiseMappableTraits(&op)) {
-        double elements = 1, bytes = 0;
+      if (std::optional<OpCounts> c = opCounts(&op)) {
+        n.work = *c;
+      } else if (OpTrait::hasElementwiseMappableTraits(&op)) {
+        // Elementwise arith/math ops on whole tensors: one op per element.
         auto type = cast<RankedTensorType>(op.getResult(0).getType());
+        n.work.flops = 1;
         for (int64_t d : type.getShape())
-          elements *= ShapedType::isDynamic(d) ? 1024.0 : double(d);
+          n.work.flops *= ShapedType::isDynamic(d) ? 1024.0 : double(d);
         for (Type t :
              llvm::concat<Type>(op.getOperandTypes(), op.getResultTypes()))
           if (isa<RankedTensorType>(t))
-            bytes += elements * elementBytes(t);
-        n.work = profile.computeTime(elements, bytes, 8 * elementBytes(type));
+            n.work.bytes += n.work.flops * elementBytes(t);
+        n.work.bits = 8 * elementBytes(type);
       }
       for (const auto &f : n.rule->factors)
         n.factorLocal.push_back(f.size);
@@ -631,10 +641,8 @@ void AutoSharder::candidates(int axis) {
   }
 }
 
-double AutoSharder::nodeCost(const Node &n, const Cand &c, int axis) const {
-  if (!n.op || !n.rule)
-    return 0;
-  double w = n.work;
+double AutoSharder::nodeShare(const Node &n, const Cand &c, int axis) const {
+  double w = 1;
   for (auto [f, local] : llvm::enumerate(n.factorLocal))
     if (n.rule->factors[f].size > 0)
       w *= double(local) / double(n.rule->factors[f].size);
@@ -644,6 +652,13 @@ double AutoSharder::nodeCost(const Node &n, const Cand &c, int axis) const {
          double(std::max<int64_t>(1, local));
   }
   return w;
+}
+
+double AutoSharder::nodeCost(const Node &n, const Cand &c, int axis) const {
+  if (!n.op || !n.rule)
+    return 0;
+  double w = nodeShare(n, c, axis);
+  return profile.computeTime(n.work.flops * w, n.work.bytes * w, n.work.bits);
 }
 
 Placement AutoSharder::needOf(const Edge &e, const Cand &to, int axis) const {
@@ -1102,7 +1117,8 @@ double AutoSharder::fillTime(int value, ArrayRef<int64_t> local) const {
   double share = 1;
   for (auto [d, n] : llvm::enumerate(local))
     share *= double(n) / double(std::max<int64_t>(1, type.getDimSize(d)));
-  return nodes[values[value].node].work * share;
+  const OpCounts &work = nodes[values[value].node].work;
+  return profile.computeTime(work.flops * share, work.bytes * share, work.bits);
 }
 
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
@@ -1442,8 +1458,16 @@ void AutoSharder::greedy(int axis) {
 
 void AutoSharder::commit(int axis) {
   for (Node &n : nodes)
-    if (axis + 1 == mesh.rank())
-      computeSeconds += nodeCost(n, n.cands[n.chosen], axis);
+    if (axis + 1 == mesh.rank()) {
+      double t = nodeCost(n, n.cands[n.chosen], axis);
+      computeSeconds += t;
+      if (n.op && n.rule) {
+        double w = nodeShare(n, n.cands[n.chosen], axis);
+        if (profile.memoryTime(n.work.bytes * w) >
+            profile.flopTime(n.work.flops * w, n.work.bits))
+          memoryBoundSeconds += t;
+      }
+    }
   int64_t k = mesh.axisSizes[axis];
   for (auto [vi, v] : llvm::enumerate(values)) {
     if (v.node < 0)
@@ -1481,7 +1505,7 @@ void AutoSharder::reset() {
     n.factorLocal = initialFactors[ni];
     n.decided.clear();
   }
-  commSeconds = computeSeconds = commBytes = 0;
+  commSeconds = computeSeconds = commBytes = memoryBoundSeconds = 0;
   refineNotes.clear();
 }
 
@@ -1705,10 +1729,11 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
     }
     os << "\n";
   }
-  os << llvm::format("  estimated compute %.3f ms, communication %.3f ms "
+  os << llvm::format("  estimated compute %.3f ms (%.3f ms memory-bound), "
+                     "communication %.3f ms "
                      "(%s per rank), peak memory %s per device",
-                     computeSeconds * 1e3, commSeconds * 1e3,
-                     formatBytes(commBytes).c_str(),
+                     computeSeconds * 1e3, memoryBoundSeconds * 1e3,
+                     commSeconds * 1e3, formatBytes(commBytes).c_str(),
                      formatBytes(estimatedPeak()).c_str());
   if (budget > 0)
     os << " (budget " << formatBytes(budget) << ")";
@@ -1749,9 +1774,16 @@ void AutoSharder::flatStart() {
   struct State {
     SmallVector<SmallVector<Cand>> decided;
     SmallVector<SmallVector<int64_t>> local, factors;
-    double comm, compute, bytes;
+    double comm, compute, bytes, memoryBound;
     SmallVector<std::string> notes;
-  } first{{}, {}, {}, commSeconds, computeSeconds, commBytes, refineNotes};
+  } first{{},
+          {},
+          {},
+          commSeconds,
+          computeSeconds,
+          commBytes,
+          memoryBoundSeconds,
+          refineNotes};
   for (const Node &n : nodes) {
     first.decided.push_back(n.decided);
     first.factors.push_back(n.factorLocal);
@@ -1810,6 +1842,7 @@ void AutoSharder::flatStart() {
   commSeconds = first.comm;
   computeSeconds = first.compute;
   commBytes = first.bytes;
+  memoryBoundSeconds = first.memoryBound;
   refineNotes = first.notes;
   solverNote = firstSolverNote;
 }

@@ -57,26 +57,30 @@ double spmd::propagation::movedBytes(Value v, bool isResult) {
   return globalBytes(v.getType());
 }
 
-double spmd::propagation::opWork(Operation *op, const DeviceProfile &profile) {
+std::optional<OpCounts> spmd::propagation::opCounts(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || !linalgOp.hasPureTensorSemantics())
-    return 0;
+    return std::nullopt;
   double iterations = 1;
   for (int64_t range : linalgOp.getStaticLoopRanges())
     iterations *= ShapedType::isDynamic(range) ? 1024.0 : double(range);
   double payloadOps = 0;
   if (Block *body = linalgOp.getBlock())
     payloadOps = double(body->getOperations().size()) - 1; // not the yield
-  double bytes = 0;
-  unsigned bits = 32;
+  OpCounts c;
+  c.flops = iterations * std::max(1.0, payloadOps);
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
     if (auto type = dyn_cast<RankedTensorType>(v.getType())) {
-      bytes += globalBytes(type);
+      c.bytes += globalBytes(type);
       if (type.getElementType().isIntOrFloat())
-        bits = type.getElementType().getIntOrFloatBitWidth();
+        c.bits = type.getElementType().getIntOrFloatBitWidth();
     }
-  return profile.computeTime(iterations * std::max(1.0, payloadOps), bytes,
-                             bits);
+  return c;
+}
+
+double spmd::propagation::opWork(Operation *op, const DeviceProfile &profile) {
+  std::optional<OpCounts> c = opCounts(op);
+  return c ? profile.computeTime(c->flops, c->bytes, c->bits) : 0;
 }
 
 bool spmd::propagation::isLinearSum(Operation *op) {

@@ -77,9 +77,17 @@ struct SlotInfo {
   bool reduceKnownPartials = false;
 };
 
+/// What an op computes, unpartitioned: flops (iterations times payload ops)
+/// on elements `bits` wide and the bytes of its operands and results.
+struct OpCounts {
+  double flops = 0, bytes = 0;
+  unsigned bits = 32;
+};
+/// A linalg op's counts; nullopt for other ops (views, reshapes).
+std::optional<OpCounts> opCounts(mlir::Operation *op);
+
 /// Seconds `op` takes, unpartitioned, on one device of `profile`: the
-/// roofline of a linalg op's flops (iterations times payload ops) and the
-/// bytes of its operands and results; 0 for other ops (views, reshapes).
+/// roofline of opCounts(); 0 for other ops.
 double opWork(mlir::Operation *op, const DeviceProfile &profile);
 
 /// For a value an op may make partial: the number of contractions whose

@@ -98,4 +98,26 @@ TEST(CostModel, PlannerAgreesWithReshardCost) {
   }
 }
 
+TEST(CostModel, RooflineWithCacheTier) {
+  DeviceProfile p;
+  p.flops32 = 1e9;
+  p.memBandwidth = 1e9;
+  // No cache tier: bytes at memory bandwidth, the slower side decides.
+  EXPECT_DOUBLE_EQ(p.computeTime(2e9, 1e9, 32), 2.0);
+  EXPECT_DOUBLE_EQ(p.computeTime(1e9, 3e9, 32), 3.0);
+  // The first cacheBytes move at cacheBandwidth, the rest at memBandwidth:
+  // continuous in the bytes, so splitting an op never costs more.
+  p.cacheBytes = 1e9;
+  p.cacheBandwidth = 4e9;
+  EXPECT_DOUBLE_EQ(p.memoryTime(0.5e9), 0.125);
+  EXPECT_DOUBLE_EQ(p.memoryTime(1e9), 0.25);
+  EXPECT_DOUBLE_EQ(p.memoryTime(3e9), 2.25);
+  EXPECT_DOUBLE_EQ(p.computeTime(1e9, 3e9, 32), 2.25);
+  EXPECT_DOUBLE_EQ(p.computeTime(1e9, 1e9, 32), 1.0);
+  // The named cpu profile has the tier, h100's streams from HBM.
+  EXPECT_GT(deviceProfile("cpu")->cacheBandwidth,
+            deviceProfile("cpu")->memBandwidth);
+  EXPECT_EQ(deviceProfile("h100")->cacheBandwidth, 0);
+}
+
 } // namespace

@@ -26,7 +26,7 @@ spmd.mesh @mesh ["tp"=4]
 // REPORT-NEXT: arg1 tensor<1024x4096xf32> [R]  chosen, input
 // REPORT-NEXT: arg2 tensor<4096xf32> [R]  chosen, input
 // REPORT-NEXT: arg3 tensor<4096x1024xf32> [R]  chosen, input
-// REPORT-NEXT: estimated compute {{.*}} ms, communication {{.*}} ms (3.00 MiB per rank), peak memory {{.*}} per device
+// REPORT-NEXT: estimated compute {{.*}} ms ({{.*}} ms memory-bound), communication {{.*}} ms (3.00 MiB per rank), peak memory {{.*}} per device
 // REPORT-NEXT: solved in
 
 // PART-COUNT-1: spmd.all_gather

@@ -8,8 +8,8 @@
 // S(1). The estimate counts that fill, so the chosen plan's estimate is
 // the estimate of the program as propagated.
 
-// CHECK: estimated compute [[T:[0-9.]+]] ms, communication 0.000 ms (0 B per rank)
-// CHECK: estimated compute [[T]] ms, communication 0.000 ms (0 B per rank)
+// CHECK: estimated compute [[T:[0-9.]+]] ms ({{.*}} memory-bound), communication 0.000 ms (0 B per rank)
+// CHECK: estimated compute [[T]] ms ({{.*}} memory-bound), communication 0.000 ms (0 B per rank)
 
 spmd.mesh @mesh ["x"=4]
 
