@@ -40,8 +40,9 @@
 // program order, the candidate cheapest against its decided producers)
 // stands in. When no assignment fits the budget, the axes are solved again
 // for the smallest peak, and the error names that peak. On a mesh of
-// several axes, the mesh taken as one axis of all its devices is solved as
-// well (flatStart()) and the lower estimate kept.
+// several axes, the mesh taken as one axis of all its devices and the axes
+// in reverse order are solved as well (otherStarts()) and the lowest
+// estimate kept.
 //
 // Repeated layers: nodes whose Weisfeiler-Lehman colors agree after
 // `tie-rounds` refinements (the same op of every layer away from the
@@ -302,10 +303,15 @@ private:
   void reset();
   void computeClasses(int rounds);
   void computeBucketable();
-  /// The search on the mesh flattened to one axis (every 1-D plan over all
-  /// devices: TP, DP, FSDP), laid out on every axis alike; kept if its
-  /// estimate is lower than the per-axis solve's.
-  void flatStart();
+  /// Other starts on a mesh of several axes, each kept if its estimate is
+  /// lower than the plan so far: the mesh flattened to one axis (every 1-D
+  /// plan over all devices: TP, DP, FSDP) laid out on every axis alike, and
+  /// the axes solved in reverse order (the inner axis first, as a hand plan
+  /// picks TP within a node before DP or FSDP across nodes).
+  void otherStarts();
+  /// One of them: solve on `solveMesh`, then lay its choice on the real
+  /// mesh's axis a from the solved axis `fromAxis[a]`.
+  void tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis, StringRef what);
   /// The bucket a reshard of `value` from `have` to `need` joins: a key
   /// of its collective and element type, or nullopt when it pays its own
   /// latency.
@@ -1749,12 +1755,14 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
     os << "  " << note << "\n";
 }
 
-void AutoSharder::flatStart() {
+void AutoSharder::otherStarts() {
   // Axes solved one at a time price each axis's collectives apart: on a
   // 2-D mesh they miss a plan that shards everything over both axes as one
   // (FSDP over all devices gathers each bucket once, over both axes), which
-  // a 1-D mesh of all the devices finds. Every layout the user gave must
-  // then read alike on each axis.
+  // a 1-D mesh of all the devices finds; and the first axis solved prices
+  // its choice before the later ones split what it moves, so the order
+  // matters. Both starts re-read the user's layouts on other axes: each
+  // must read alike on every axis.
   auto uniform = [](const Layout &l) { return llvm::all_equal(l.placements); };
   if (llvm::none_of(nodes, [](const Node &n) { return !n.op && !n.fixed; }))
     return; // no argument to choose for (a hand plan's estimate)
@@ -1771,6 +1779,24 @@ void AutoSharder::flatStart() {
         l && !uniform(l.toLayout()))
       return;
 
+  Mesh real = mesh;
+  int rank = real.rank();
+  tryStart(
+      Mesh{{"all"}, {real.numDevices()}}, SmallVector<int>(rank, 0),
+      llvm::formatv("the mesh as one axis of {0} devices", real.numDevices())
+          .str());
+  Mesh reversed{{real.axisNames.rbegin(), real.axisNames.rend()},
+                {real.axisSizes.rbegin(), real.axisSizes.rend()}};
+  SmallVector<int> fromAxis;
+  for (int a = 0; a < rank; ++a)
+    fromAxis.push_back(rank - 1 - a);
+  tryStart(reversed, fromAxis,
+           "the axes solved in reverse order (" +
+               llvm::join(reversed.axisNames, ", ") + ")");
+}
+
+void AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
+                           StringRef what) {
   struct State {
     SmallVector<SmallVector<Cand>> decided;
     SmallVector<SmallVector<int64_t>> local, factors;
@@ -1791,27 +1817,35 @@ void AutoSharder::flatStart() {
   for (const ValueInfo &v : values)
     first.local.push_back(v.local);
 
-  // The flat solve's own solver note is reported only if its plan is kept.
+  // This start's own solver note is reported only if its plan is kept.
   std::string firstSolverNote = std::exchange(solverNote, {});
   Mesh real = mesh;
-  mesh = Mesh{{"all"}, {real.numDevices()}};
+  mesh = solveMesh;
   reset();
-  candidates(0);
-  double peak = 0;
-  bool ok = solveAxis(0, /*minPeak=*/false, peak);
-  SmallVector<Cand> flat;
+  bool ok = true;
+  for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
+    candidates(axis);
+    double peak = 0;
+    ok = solveAxis(axis, /*minPeak=*/false, peak);
+    if (ok)
+      commit(axis);
+  }
+  SmallVector<SmallVector<Cand>> solved;
   for (const Node &n : nodes)
-    flat.push_back(n.cands[n.chosen]);
-  SmallVector<std::string> flatNotes(refineNotes);
+    solved.push_back(n.decided);
+  SmallVector<std::string> startNotes(refineNotes);
   mesh = real;
   reset();
-  // The same choice on every axis: S(d) over the flattened mesh is S(d)
-  // nested on each axis in mesh order (the same chunks).
+  // Each solved axis's choice on its real axis. S(d) over the flattened
+  // mesh is S(d) nested on each axis in mesh order (the same chunks); a
+  // dimension split on two axes in reverse order nests the other way,
+  // which the real mesh's estimate below prices as it is.
   for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
     candidates(axis);
     for (auto [ni, n] : llvm::enumerate(nodes)) {
+      const Cand &want = solved[ni][fromAxis[axis]];
       auto it = llvm::find_if(n.cands, [&](const Cand &c) {
-        return n.op ? c.choice == flat[ni].choice : c.arg == flat[ni].arg;
+        return n.op ? c.choice == want.choice : c.arg == want.arg;
       });
       if (it == n.cands.end()) {
         ok = false;
@@ -1826,11 +1860,10 @@ void AutoSharder::flatStart() {
   double total = commSeconds + computeSeconds;
   if (ok && total < firstTotal * (1 - 1e-6) &&
       (budget <= 0 || estimatedPeak() <= budget * (1 + 1e-9) + 1)) {
-    refineNotes = flatNotes;
-    refineNotes.push_back(llvm::formatv(
-        "the mesh as one axis of {0} devices: estimated {1:f3} ms, the axes "
-        "solved one at a time {2:f3} ms",
-        real.numDevices(), total * 1e3, firstTotal * 1e3));
+    refineNotes = startNotes;
+    refineNotes.push_back(
+        llvm::formatv("{0}: estimated {1:f3} ms, the plan before it {2:f3} ms",
+                      what, total * 1e3, firstTotal * 1e3));
     return;
   }
   for (auto [ni, n] : llvm::enumerate(nodes)) {
@@ -1893,7 +1926,7 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
     commit(axis);
   }
   if (!minPeak && mesh.rank() > 1)
-    flatStart();
+    otherStarts();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
