@@ -97,8 +97,8 @@ def estimate(mlir, device, tmp):
             f"spmd-auto-shard{{device={device} report={report}}})")
     run([tool("spmd-opt"), mlir, f"--pass-pipeline={pipe}", "-o", os.devnull])
     text = open(report).read()
-    m = re.search(r"estimated compute ([0-9.]+) ms, communication ([0-9.]+) ms",
-                  text)
+    m = re.search(r"estimated compute ([0-9.]+) ms .*?, "
+                  r"communication ([0-9.]+) ms", text)
     solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
     return float(m.group(1)) + float(m.group(2)), solve, text
 
@@ -231,8 +231,8 @@ def main():
                 solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
                 classes = re.search(r"(\d+) ops and arguments in (\d+) classes",
                                     text)
-                m = re.search(r"estimated compute ([0-9.]+) ms, communication "
-                              r"([0-9.]+) ms", text)
+                m = re.search(r"estimated compute ([0-9.]+) ms .*?, "
+                              r"communication ([0-9.]+) ms", text)
                 est = float(m.group(1)) + float(m.group(2))
                 rows.append(dict(model=f"GPT-{a.deep}", mesh=mesh, plan="auto",
                                  solve_s=solve, est_ms=est))
