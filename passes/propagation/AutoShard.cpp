@@ -40,9 +40,10 @@
 // program order, the candidate cheapest against its decided producers)
 // stands in. When no assignment fits the budget, the axes are solved again
 // for the smallest peak, and the error names that peak. On a mesh of
-// several axes, the mesh taken as one axis of all its devices and the axes
-// in reverse order are solved as well (otherStarts()) and the lowest
-// estimate kept.
+// several axes, the plan is improved by coordinate descent (each axis
+// solved again with the others kept, descend()), the mesh taken as one axis
+// of all its devices and the axes in reverse order are solved as well
+// (otherStarts()), and the lowest estimate kept, within `search-time`.
 //
 // Repeated layers: nodes whose Weisfeiler-Lehman colors agree after
 // `tie-rounds` refinements (the same op of every layer away from the
@@ -97,6 +98,8 @@ constexpr double kScale = 1e6;
 /// A fraction of the estimate below the model's error: a solve that could
 /// gain no more is skipped.
 constexpr double kNegligible = 1e-3;
+/// At most this many axes solved again by descend() (each one MILP).
+constexpr int kDescentSteps = 4;
 
 /// Parses "64MiB", "1.5GB", "4096" into bytes; nullopt if malformed.
 std::optional<double> parseBytes(StringRef text) {
@@ -206,10 +209,12 @@ class AutoSharder {
 public:
   AutoSharder(func::FuncOp fn, FlatSymbolRefAttr meshRef, Mesh mesh,
               const DeviceProfile &profile, double budget, double timeLimit,
-              double commSlack, bool pinActivations, int tieRounds)
+              double commSlack, double searchTime, bool pinActivations,
+              int tieRounds)
       : fn(fn), meshRef(meshRef), mesh(std::move(mesh)), profile(profile),
         budget(budget), timeLimit(timeLimit), commSlack(commSlack),
-        pinActivations(pinActivations), tieRounds(tieRounds) {}
+        searchTime(searchTime), pinActivations(pinActivations),
+        tieRounds(tieRounds) {}
 
   LogicalResult run(llvm::raw_ostream *report);
 
@@ -287,6 +292,8 @@ private:
     SmallVector<int> chosen;
     double peak = 0;
     double seconds = 0; // in the solver
+    double refineSeconds = 0; // refine()'s budget
+    SmallVector<int> vars;    // per node, its first variable (Node::var)
   };
   /// One solve of axis `axis`; `bucketLatency`: bucketed reshards pay their
   /// latency each (else none).
@@ -308,10 +315,61 @@ private:
   /// plan over all devices: TP, DP, FSDP) laid out on every axis alike, and
   /// the axes solved in reverse order (the inner axis first, as a hand plan
   /// picks TP within a node before DP or FSDP across nodes).
-  void otherStarts();
+  /// Returns, if one was kept, the axis its plan solved last (with every
+  /// other axis known), or -1 (the flattened mesh's plan).
+  std::optional<int> otherStarts();
+  /// False once the search's time is spent (its steps begin no later than
+  /// `search-time` seconds after the pass began); noted once.
+  bool searchTimeLeft();
+  /// Can the plan be solved on a permuted or flattened mesh?
+  bool permutable() const;
   /// One of them: solve on `solveMesh`, then lay its choice on the real
-  /// mesh's axis a from the solved axis `fromAxis[a]`.
-  void tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis, StringRef what);
+  /// mesh's axis a from the solved axis `fromAxis[a]`. A solved axis s with
+  /// `keep[s] >= 0` is not solved: it takes the plan's choice on real axis
+  /// `keep[s]`. Returns whether the plan was replaced.
+  bool tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis, StringRef what,
+                ArrayRef<int> keep = {});
+  /// The plan's state, to go back to when a start is not kept.
+  struct Snapshot {
+    SmallVector<SmallVector<Cand>> decided;
+    SmallVector<SmallVector<int64_t>> factors, local;
+    double comm, compute, bytes, memoryBound;
+    SmallVector<std::string> notes;
+    std::string solverNote;
+  };
+  Snapshot save() const;
+  void restore(const Snapshot &s);
+  /// Chooses on `axis` (after candidates()) each node's candidate equal to
+  /// `plan[node][from]`; false where a node has no such candidate.
+  bool pick(int axis, ArrayRef<SmallVector<Cand>> plan, int from);
+  /// Lays the plan decided on the current (solve) mesh onto `real`, real
+  /// axis a taking solved axis `fromAxis[a]`'s choice, and estimates it.
+  bool layOut(const Mesh &real, ArrayRef<int> fromAxis);
+  /// Is the estimated peak within the budget?
+  bool fits() const;
+  /// refine() of the plan kept, on the model its last axis was solved in
+  /// (`pending`): during the search plans compare by their estimates, and
+  /// refining each start would cost a solve each.
+  void refineKept();
+  struct Pending {
+    Mesh mesh;
+    SmallVector<int> fromAxis;
+    SmallVector<SmallVector<Cand>> decided;
+    Solved solved;
+  };
+  /// While set, solveAxis() keeps the last axis's model in `lastSolved`
+  /// instead of refining it.
+  bool deferRefine = false;
+  /// The search's steps begin before this (searchTimeLeft()).
+  std::chrono::steady_clock::time_point searchDeadline;
+  bool searchStopped = false;
+  std::optional<Solved> lastSolved;
+  std::optional<Pending> pending;
+  /// Coordinate descent from the plan kept: each axis solved again with
+  /// every other axis as the plan has it (the axis solved last is exact,
+  /// its memory and local sizes known), kept while the estimate falls.
+  /// `exact`: the axis the plan's last solve already chose that way, or -1.
+  void descend(int exact);
   /// The bucket a reshard of `value` from `have` to `need` joins: a key
   /// of its collective and element type, or nullopt when it pays its own
   /// latency.
@@ -341,7 +399,7 @@ private:
   FlatSymbolRefAttr meshRef;
   Mesh mesh;
   const DeviceProfile &profile;
-  double budget, timeLimit, commSlack;
+  double budget, timeLimit, commSlack, searchTime;
   bool pinActivations;
   int tieRounds = 6;
   /// Model sizes and the MILPs solved, for the report.
@@ -369,6 +427,9 @@ private:
   std::string solverNote;
   /// Per axis the refinement changed: the estimates before and after.
   SmallVector<std::string> refineNotes;
+  /// Per other start and descent step (otherStarts(), descend()): its
+  /// estimate and whether it was kept.
+  SmallVector<std::string> searchNotes;
   double commSeconds = 0, computeSeconds = 0, commBytes = 0;
   /// The part of computeSeconds in memory-bound ops (elementwise, norms,
   /// reductions): the runtime's fused kernels, against its GEMMs.
@@ -1174,11 +1235,14 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   // limit, 60 s in all instead of 18). Within half the time the first
   // solves took, at least 2 s (the 4-layer Llama's refinement needs ~1 s)
   // and at most a quarter of the limit.
-  if (axis == mesh.rank() - 1)
-    refine(axis, best,
-           std::min(0.25 * timeLimit,
-                    std::max(2.0, 0.5 * (free.seconds + charged.seconds))),
-           peakOut);
+  best.refineSeconds = std::min(
+      0.25 * timeLimit, std::max(2.0, 0.5 * (free.seconds + charged.seconds)));
+  if (axis != mesh.rank() - 1)
+    return true;
+  if (deferRefine)
+    lastSolved = std::move(best);
+  else
+    refine(axis, best, best.refineSeconds, peakOut);
   return true;
 }
 
@@ -1298,8 +1362,10 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
       ilp.addRow(row, -kInf, budget - constant);
     }
   }
-  for (auto [ni, n] : llvm::enumerate(nodes))
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
     n.chosen = chosen[ni];
+    out.vars.push_back(n.var);
+  }
   out.chosen = chosen;
   out.seconds = totalSolve;
   int where = 0;
@@ -1753,131 +1819,282 @@ void AutoSharder::writeReport(llvm::raw_ostream &os, double solveSeconds) {
   os << "\n";
   for (const std::string &note : refineNotes)
     os << "  " << note << "\n";
+  for (const std::string &note : searchNotes)
+    os << "  " << note << "\n";
 }
 
-void AutoSharder::otherStarts() {
-  // Axes solved one at a time price each axis's collectives apart: on a
-  // 2-D mesh they miss a plan that shards everything over both axes as one
-  // (FSDP over all devices gathers each bucket once, over both axes), which
-  // a 1-D mesh of all the devices finds; and the first axis solved prices
-  // its choice before the later ones split what it moves, so the order
-  // matters. Both starts re-read the user's layouts on other axes: each
-  // must read alike on every axis.
+bool AutoSharder::permutable() const {
+  // Solving on another mesh (flattened or its axes reordered) re-reads the
+  // user's layouts on other axes: each must read alike on every axis.
   auto uniform = [](const Layout &l) { return llvm::all_equal(l.placements); };
   if (llvm::none_of(nodes, [](const Node &n) { return !n.op && !n.fixed; }))
-    return; // no argument to choose for (a hand plan's estimate)
+    return false; // no argument to choose for (a hand plan's estimate)
   for (const Node &n : nodes) {
     if (n.fixed && !uniform(*n.fixed))
-      return;
+      return false;
     for (const std::optional<Layout> &p : n.pinned)
       if (p && !uniform(*p))
-        return;
+        return false;
   }
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     if (auto l = fn.getResultAttrOfType<LayoutAttr>(
             i, ::spmd::SPMDDialect::kLayoutAttrName);
         l && !uniform(l.toLayout()))
-      return;
+      return false;
+  return true;
+}
 
+std::optional<int> AutoSharder::otherStarts() {
+  // Axes solved one at a time price each axis's collectives apart: on a
+  // 2-D mesh they miss a plan that shards everything over both axes as one
+  // (FSDP over all devices gathers each bucket once, over both axes), which
+  // a 1-D mesh of all the devices finds; and the first axis solved prices
+  // its choice before the later ones split what it moves, so the order
+  // matters.
   Mesh real = mesh;
   int rank = real.rank();
-  tryStart(
-      Mesh{{"all"}, {real.numDevices()}}, SmallVector<int>(rank, 0),
-      llvm::formatv("the mesh as one axis of {0} devices", real.numDevices())
-          .str());
+  std::optional<int> exact;
+  if (tryStart(Mesh{{"all"}, {real.numDevices()}}, SmallVector<int>(rank, 0),
+               llvm::formatv("the mesh as one axis of {0} devices",
+                             real.numDevices())
+                   .str()))
+    exact = -1;
   Mesh reversed{{real.axisNames.rbegin(), real.axisNames.rend()},
                 {real.axisSizes.rbegin(), real.axisSizes.rend()}};
   SmallVector<int> fromAxis;
   for (int a = 0; a < rank; ++a)
     fromAxis.push_back(rank - 1 - a);
-  tryStart(reversed, fromAxis,
-           "the axes solved in reverse order (" +
-               llvm::join(reversed.axisNames, ", ") + ")");
+  if (tryStart(reversed, fromAxis,
+               "the axes solved in reverse order (" +
+                   llvm::join(reversed.axisNames, ", ") + ")"))
+    exact = 0;
+  return exact;
 }
 
-void AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
-                           StringRef what) {
-  struct State {
-    SmallVector<SmallVector<Cand>> decided;
-    SmallVector<SmallVector<int64_t>> local, factors;
-    double comm, compute, bytes, memoryBound;
-    SmallVector<std::string> notes;
-  } first{{},
-          {},
-          {},
-          commSeconds,
-          computeSeconds,
-          commBytes,
-          memoryBoundSeconds,
-          refineNotes};
+void AutoSharder::descend(int exact) {
+  // Each step solves one axis last, the others kept: a solve order with it
+  // at the end, the others before it in mesh order.
+  int rank = mesh.rank();
+  int failed = 0, steps = 0;
+  for (int axis = (exact + 1) % rank; failed < rank - (exact >= 0 ? 1 : 0) &&
+                                      steps < kDescentSteps && searchTimeLeft();
+       axis = (axis + 1) % rank) {
+    if (axis == exact)
+      continue;
+    Mesh order;
+    SmallVector<int> keep, fromAxis(rank, 0);
+    for (int a = 0; a < rank; ++a)
+      if (a != axis) {
+        fromAxis[a] = order.rank();
+        keep.push_back(a);
+        order.axisNames.push_back(mesh.axisNames[a]);
+        order.axisSizes.push_back(mesh.axisSizes[a]);
+      }
+    fromAxis[axis] = order.rank();
+    keep.push_back(-1);
+    order.axisNames.push_back(mesh.axisNames[axis]);
+    order.axisSizes.push_back(mesh.axisSizes[axis]);
+    ++steps;
+    double before = commSeconds + computeSeconds;
+    if (tryStart(order, fromAxis,
+                 "axis " + mesh.axisNames[axis] +
+                     " solved again, the other axes kept",
+                 keep)) {
+      // A gain below the model's resolution: not worth another solve.
+      if (commSeconds + computeSeconds > before * (1 - kNegligible))
+        break;
+      exact = axis;
+      failed = 0;
+    } else {
+      ++failed;
+    }
+  }
+}
+
+AutoSharder::Snapshot AutoSharder::save() const {
+  Snapshot s{{},
+             {},
+             {},
+             commSeconds,
+             computeSeconds,
+             commBytes,
+             memoryBoundSeconds,
+             refineNotes,
+             solverNote};
   for (const Node &n : nodes) {
-    first.decided.push_back(n.decided);
-    first.factors.push_back(n.factorLocal);
+    s.decided.push_back(n.decided);
+    s.factors.push_back(n.factorLocal);
   }
   for (const ValueInfo &v : values)
-    first.local.push_back(v.local);
+    s.local.push_back(v.local);
+  return s;
+}
 
+void AutoSharder::restore(const Snapshot &s) {
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    n.decided = s.decided[ni];
+    n.factorLocal = s.factors[ni];
+  }
+  for (auto [vi, v] : llvm::enumerate(values))
+    v.local = s.local[vi];
+  commSeconds = s.comm;
+  computeSeconds = s.compute;
+  commBytes = s.bytes;
+  memoryBoundSeconds = s.memoryBound;
+  refineNotes = s.notes;
+  solverNote = s.solverNote;
+}
+
+bool AutoSharder::pick(int axis, ArrayRef<SmallVector<Cand>> plan, int from) {
+  candidates(axis);
+  for (auto [ni, n] : llvm::enumerate(nodes)) {
+    const Cand &want = plan[ni][from];
+    auto it = llvm::find_if(n.cands, [&](const Cand &c) {
+      return n.op ? c.choice == want.choice : c.arg == want.arg;
+    });
+    if (it == n.cands.end())
+      return false;
+    n.chosen = it - n.cands.begin();
+  }
+  return true;
+}
+
+bool AutoSharder::layOut(const Mesh &real, ArrayRef<int> fromAxis) {
+  // Each solved axis's choice on its real axis. S(d) over the flattened
+  // mesh is S(d) nested on each axis in mesh order (the same chunks); a
+  // dimension split on two axes in another order nests the other way,
+  // which the real mesh's estimate prices as it is.
+  SmallVector<SmallVector<Cand>> solved;
+  for (const Node &n : nodes)
+    solved.push_back(n.decided);
+  mesh = real;
+  reset();
+  for (int axis = 0; axis < mesh.rank(); ++axis) {
+    if (!pick(axis, solved, fromAxis[axis]))
+      return false;
+    commit(axis);
+  }
+  return true;
+}
+
+bool AutoSharder::fits() const {
+  return budget <= 0 || estimatedPeak() <= budget * (1 + 1e-9) + 1;
+}
+
+bool AutoSharder::searchTimeLeft() {
+  if (std::chrono::steady_clock::now() < searchDeadline)
+    return true;
+  if (!searchStopped)
+    searchNotes.push_back(llvm::formatv(
+        "search-time of {0} s spent: no further starts or axes solved again",
+        searchTime));
+  searchStopped = true;
+  return false;
+}
+
+bool AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
+                           StringRef what, ArrayRef<int> keep) {
+  if (!searchTimeLeft())
+    return false;
+  Snapshot first = save();
+  auto begin = std::chrono::steady_clock::now();
+  auto took = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         begin)
+        .count();
+  };
   // This start's own solver note is reported only if its plan is kept.
-  std::string firstSolverNote = std::exchange(solverNote, {});
+  solverNote.clear();
   Mesh real = mesh;
   mesh = solveMesh;
   reset();
   bool ok = true;
   for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
-    candidates(axis);
     double peak = 0;
-    ok = solveAxis(axis, /*minPeak=*/false, peak);
-    if (ok)
-      commit(axis);
-  }
-  SmallVector<SmallVector<Cand>> solved;
-  for (const Node &n : nodes)
-    solved.push_back(n.decided);
-  SmallVector<std::string> startNotes(refineNotes);
-  mesh = real;
-  reset();
-  // Each solved axis's choice on its real axis. S(d) over the flattened
-  // mesh is S(d) nested on each axis in mesh order (the same chunks); a
-  // dimension split on two axes in reverse order nests the other way,
-  // which the real mesh's estimate below prices as it is.
-  for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
-    candidates(axis);
-    for (auto [ni, n] : llvm::enumerate(nodes)) {
-      const Cand &want = solved[ni][fromAxis[axis]];
-      auto it = llvm::find_if(n.cands, [&](const Cand &c) {
-        return n.op ? c.choice == want.choice : c.arg == want.arg;
-      });
-      if (it == n.cands.end()) {
-        ok = false;
-        break;
-      }
-      n.chosen = it - n.cands.begin();
+    if (!keep.empty() && keep[axis] >= 0) {
+      ok = pick(axis, first.decided, keep[axis]);
+    } else {
+      candidates(axis);
+      ok = solveAxis(axis, /*minPeak=*/false, peak);
     }
     if (ok)
       commit(axis);
   }
+  // The solve's last axis, for refining the plan kept (refineKept()).
+  std::optional<Pending> last;
+  if (ok && lastSolved) {
+    last.emplace();
+    last->mesh = solveMesh;
+    last->fromAxis.assign(fromAxis.begin(), fromAxis.end());
+    for (const Node &n : nodes)
+      last->decided.push_back(n.decided);
+    last->solved = std::move(*lastSolved);
+    lastSolved.reset();
+  }
+  ok = ok && layOut(real, fromAxis);
   double firstTotal = first.comm + first.compute;
   double total = commSeconds + computeSeconds;
-  if (ok && total < firstTotal * (1 - 1e-6) &&
-      (budget <= 0 || estimatedPeak() <= budget * (1 + 1e-9) + 1)) {
-    refineNotes = startNotes;
-    refineNotes.push_back(
-        llvm::formatv("{0}: estimated {1:f3} ms, the plan before it {2:f3} ms",
-                      what, total * 1e3, firstTotal * 1e3));
+  if (ok && total < firstTotal * (1 - 1e-6) && fits()) {
+    refineNotes = first.notes;
+    pending = std::move(last);
+    searchNotes.push_back(
+        llvm::formatv("{0}: estimated {1:f3} ms, the plan before it {2:f3} ms "
+                      "({3:f1} s)",
+                      what, total * 1e3, firstTotal * 1e3, took()));
+    return true;
+  }
+  if (ok)
+    searchNotes.push_back(llvm::formatv(
+        "{0}: estimated {1:f3} ms, not kept (the plan before it {2:f3} ms; "
+        "{3:f1} s)",
+        what, total * 1e3, firstTotal * 1e3, took()));
+  else
+    searchNotes.push_back(llvm::formatv(
+        "{0}: no plan on the mesh, not kept ({1:f1} s)", what, took()));
+  mesh = real;
+  restore(first);
+  return false;
+}
+
+void AutoSharder::refineKept() {
+  // The plan kept, from the model its last axis was solved in: of the plans
+  // within comm-slack of it on that axis, one that communicates less
+  // (refine()), kept if the whole plan's estimate is within the slack and
+  // its communication lower.
+  if (!pending)
+    return;
+  Pending p = std::move(*pending);
+  pending.reset();
+  Snapshot first = save();
+  Mesh real = mesh;
+  mesh = p.mesh;
+  reset();
+  int lastAxis = mesh.rank() - 1;
+  bool ok = true;
+  for (int axis = 0; ok && axis < lastAxis; ++axis)
+    if ((ok = pick(axis, p.decided, axis)))
+      commit(axis);
+  if (ok) {
+    candidates(lastAxis);
+    for (auto [ni, n] : llvm::enumerate(nodes)) {
+      n.chosen = p.solved.chosen[ni];
+      n.var = p.solved.vars[ni];
+    }
+    double peak = p.solved.peak;
+    refine(lastAxis, p.solved, p.solved.refineSeconds, peak);
+    commit(lastAxis);
+  }
+  SmallVector<std::string> notes(refineNotes);
+  ok = ok && layOut(real, p.fromAxis);
+  double before = first.comm + first.compute;
+  if (ok && !notes.empty() && commSeconds < first.comm * (1 - 1e-6) &&
+      commSeconds + computeSeconds <= before * (1 + commSlack) && fits()) {
+    refineNotes = first.notes;
+    refineNotes.append(notes);
     return;
   }
-  for (auto [ni, n] : llvm::enumerate(nodes)) {
-    n.decided = first.decided[ni];
-    n.factorLocal = first.factors[ni];
-  }
-  for (auto [vi, v] : llvm::enumerate(values))
-    v.local = first.local[vi];
-  commSeconds = first.comm;
-  computeSeconds = first.compute;
-  commBytes = first.bytes;
-  memoryBoundSeconds = first.memoryBound;
-  refineNotes = first.notes;
-  solverNote = firstSolverNote;
+  mesh = real;
+  restore(first);
 }
 
 LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
@@ -1910,7 +2127,12 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
           bool(::spmd::propagation::refillable(nodes[v.node].op->getResult(0)));
 
   auto begin = std::chrono::steady_clock::now();
+  searchDeadline =
+      begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(searchTime));
   bool minPeak = false;
+  bool search = mesh.rank() > 1 && permutable();
+  deferRefine = search;
   for (int axis = 0; axis < mesh.rank(); ++axis) {
     candidates(axis);
     double peak = 0;
@@ -1925,8 +2147,24 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
     }
     commit(axis);
   }
-  if (!minPeak && mesh.rank() > 1)
-    otherStarts();
+  if (!minPeak && search) {
+    // The search: the first plan's model is kept for refineKept().
+    if (lastSolved) {
+      pending.emplace();
+      pending->mesh = mesh;
+      for (int a = 0; a < mesh.rank(); ++a)
+        pending->fromAxis.push_back(a);
+      for (const Node &n : nodes)
+        pending->decided.push_back(n.decided);
+      pending->solved = std::move(*lastSolved);
+      lastSolved.reset();
+    }
+    // Descent from it, then the other starts (and descent from one kept).
+    descend(mesh.rank() - 1);
+    if (std::optional<int> exact = otherStarts())
+      descend(*exact);
+    refineKept();
+  }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
@@ -1965,17 +2203,18 @@ struct SPMDAutoShardPass
                          << "' is not a size (e.g. 4096, 64MiB, 1.5GB)";
       return signalPassFailure();
     }
-    if (!(timeLimit > 0) || !(commSlack >= 0)) {
-      bool limit = !(timeLimit > 0);
-      std::string got;
-      llvm::raw_string_ostream(got)
-          << llvm::format("%g", limit ? double(timeLimit) : double(commSlack));
-      module.emitError() << "spmd-auto-shard: "
-                         << (limit ? "time-limit must be positive seconds"
-                                   : "comm-slack must be a fraction >= 0")
-                         << ", got " << got;
-      return signalPassFailure();
-    }
+    auto bad = [&](StringRef what, double got) {
+      std::string text;
+      llvm::raw_string_ostream(text) << llvm::format("%g", got);
+      module.emitError() << "spmd-auto-shard: " << what << ", got " << text;
+      signalPassFailure();
+    };
+    if (!(timeLimit > 0))
+      return bad("time-limit must be positive seconds", timeLimit);
+    if (!(commSlack >= 0))
+      return bad("comm-slack must be a fraction >= 0", commSlack);
+    if (!(searchTime >= 0))
+      return bad("search-time must be seconds >= 0", searchTime);
     ::spmd::MeshOp meshOp;
     for (auto m : module.getOps<::spmd::MeshOp>())
       if (mesh.empty() || m.getSymName() == mesh) {
@@ -2017,7 +2256,8 @@ struct SPMDAutoShardPass
         return signalPassFailure();
       }
       AutoSharder sharder(fn, ref, meshOp.toMesh(), *profile, *budget,
-                          timeLimit, commSlack, pinActivations, tieRounds);
+                          timeLimit, commSlack, searchTime, pinActivations,
+                          tieRounds);
       if (failed(sharder.run(os)))
         return signalPassFailure();
     }

@@ -133,6 +133,10 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
            "device profile of the cost model (h100, cpu)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"20.0",
            "seconds the solver may take per mesh axis">,
+    Option<"searchTime", "search-time", "double", /*default=*/"15.0",
+           "seconds after the pass began in which the search beyond the "
+           "first plan (other starts, axes solved again) may begin a step; "
+           "0: the first plan only">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "write the chosen plan to this file (- for stderr)">,
     Option<"commSlack", "comm-slack", "double", /*default=*/"0.005",

@@ -4,6 +4,7 @@
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard 2>&1 | FileCheck %s --check-prefix=SEVERAL
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh comm-slack=-0.1" 2>&1 | FileCheck %s --check-prefix=SLACK
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh time-limit=0" 2>&1 | FileCheck %s --check-prefix=LIMIT
+// RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh search-time=-1" 2>&1 | FileCheck %s --check-prefix=SEARCH
 
 // What spmd-auto-shard rejects, each with the reason.
 
@@ -12,6 +13,7 @@
 // SEVERAL: spmd-auto-shard: the module has several meshes; name one with mesh=
 // SLACK: spmd-auto-shard: comm-slack must be a fraction >= 0, got -0.1
 // LIMIT: spmd-auto-shard: time-limit must be positive seconds, got 0
+// SEARCH: spmd-auto-shard: search-time must be seconds >= 0, got -1
 
 spmd.mesh @mesh ["tp"=4]
 
