@@ -29,11 +29,14 @@
 //
 // Mesh axes are solved one at a time, in mesh order: on axis a each node
 // picks one candidate, costs use the local sizes the axes before it left,
-// and the memory rows assume the axes after it shard every value (the last
-// axis is exact). Each axis is one MILP solved by CBC (core/Ilp.h): binary
-// candidate variables, edge variables with both marginals tied to the two
-// ends' candidates (a tight linearization of the product), a variable per
-// value, producer candidate and placement several consumers may need
+// and the memory rows assume the axes after it shard every value. The last
+// axis is exact: its memory and local sizes are known, and each reshard is
+// priced as the whole layout change along the planner's path on the real
+// mesh (exact-last-axis). Each axis is one MILP solved by CBC
+// (core/Ilp.h): binary candidate variables, edge variables with both
+// marginals tied to the two ends' candidates (a tight linearization of the
+// product), a variable per value, producer candidate and placement (or
+// layout, on the exact axis) several consumers may need
 // (bounded below by each consumer's edge variables), and memory rows
 // added lazily at the program points the solution overfills. When the solver
 // stops without a solution, a deterministic greedy choice (each node, in
@@ -64,6 +67,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -210,11 +214,11 @@ public:
   AutoSharder(func::FuncOp fn, FlatSymbolRefAttr meshRef, Mesh mesh,
               const DeviceProfile &profile, double budget, double timeLimit,
               double commSlack, double searchTime, bool pinActivations,
-              int tieRounds)
+              int tieRounds, bool exactLast)
       : fn(fn), meshRef(meshRef), mesh(std::move(mesh)), profile(profile),
         budget(budget), timeLimit(timeLimit), commSlack(commSlack),
         searchTime(searchTime), pinActivations(pinActivations),
-        tieRounds(tieRounds) {}
+        tieRounds(tieRounds), exactLast(exactLast) {}
 
   LogicalResult run(llvm::raw_ostream *report);
 
@@ -262,8 +266,52 @@ private:
   /// along its path: what partitioning makes of it.
   /// `refills`, if given, gets the time of the fills made again instead of
   /// resharded (refillTime()).
+  /// A node without a decision on the last axis yet counts its chosen
+  /// candidate there (the axis being solved, exactAxis()).
   double decidedReshardCost(const CommCostParams &comm,
                             double *refills = nullptr) const;
+  /// Is `axis` priced in full (exact-last-axis): the last of several, every
+  /// other axis decided, so each reshard's cost is its whole layout change
+  /// along the planner's path, as the estimate prices it, not the sum of
+  /// per-axis changes at the sizes the axes before it left.
+  bool exactAxis(int axis) const {
+    return exactLast && exactNow && axis > 0 && axis + 1 == mesh.rank();
+  }
+  /// Cleared while another start solves (otherStarts()): its model is
+  /// harder to solve priced in full (the 4-layer GPT's reverse-order start
+  /// on 2x4: 21 s against 3 s), and descent from it prices in full.
+  bool exactNow = true;
+  /// While a start solves on the mesh's axes reordered (tryStart(),
+  /// refineKept()): the real mesh, and per axis solved, its real axis.
+  /// Whole layouts are priced on the real mesh, where the plan is laid
+  /// out: a dimension split on two axes nests in mesh order, so the same
+  /// placements move other chunks (and the planner takes other paths) on
+  /// the reordered mesh.
+  Mesh realMesh;
+  SmallVector<int> toReal;
+  const Mesh &pricing() const { return toReal.empty() ? mesh : realMesh; }
+  Layout inRealOrder(Layout l) const {
+    if (toReal.empty())
+      return l;
+    Layout out = l;
+    for (auto [a, p] : llvm::enumerate(l.placements))
+      out.placements[toReal[a]] = p;
+    return out;
+  }
+  /// Prices on `real` while solving on its axes reordered by `fromAxis`
+  /// (the solve axis of each real axis); nothing if the ranks differ.
+  void priceOn(const Mesh &real, ArrayRef<int> fromAxis) {
+    toReal.clear();
+    if (int(fromAxis.size()) != mesh.rank() || real.rank() != mesh.rank())
+      return;
+    realMesh = real;
+    toReal.assign(fromAxis.size(), 0);
+    for (auto [r, a] : llvm::enumerate(fromAxis))
+      toReal[a] = r;
+  }
+  /// The reshard time of the candidates chosen on `axis`, as the estimate
+  /// counts it where exactAxis().
+  double chosenComm(int axis) const;
   /// A fill of an empty tensor is not resharded: spmd-propagate fills
   /// another empty in the placement a user needs. The time of that fill on
   /// axis `axis` (the other axes as decided), or -1 where it cannot (a
@@ -294,6 +342,7 @@ private:
     double seconds = 0; // in the solver
     double refineSeconds = 0; // refine()'s budget
     SmallVector<int> vars;    // per node, its first variable (Node::var)
+    bool exact = false;       // priced in full (exactAxis())
   };
   /// One solve of axis `axis`; `bucketLatency`: bucketed reshards pay their
   /// latency each (else none).
@@ -315,9 +364,9 @@ private:
   /// plan over all devices: TP, DP, FSDP) laid out on every axis alike, and
   /// the axes solved in reverse order (the inner axis first, as a hand plan
   /// picks TP within a node before DP or FSDP across nodes).
-  /// Returns, if one was kept, the axis its plan solved last (with every
-  /// other axis known), or -1 (the flattened mesh's plan).
-  std::optional<int> otherStarts();
+  /// Returns whether one was kept (its axes not priced in full: descent
+  /// from it re-solves each).
+  bool otherStarts();
   /// False once the search's time is spent (its steps begin no later than
   /// `search-time` seconds after the pass began); noted once.
   bool searchTimeLeft();
@@ -402,6 +451,7 @@ private:
   double budget, timeLimit, commSlack, searchTime;
   bool pinActivations;
   int tieRounds = 6;
+  bool exactLast = true;
   /// Model sizes and the MILPs solved, for the report.
   int maxVars = 0, maxRows = 0, numClasses = 0, numSolves = 0;
 
@@ -867,14 +917,18 @@ double AutoSharder::bytesBesides(int value, int axis) const {
 double AutoSharder::pathCost(int value, const Layout &have, const Layout &need,
                              const CommCostParams &comm,
                              SmallVectorImpl<BucketKey> &bucketed) const {
+  const Mesh &mesh = pricing();
   auto type = cast<RankedTensorType>(values[value].type);
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   int64_t elem = ::spmd::elementBytes(type.getElementType()).value_or(8);
   const ::spmd::RedistributePlan *plan = nullptr;
   if (type.hasStaticShape()) {
+    // Keyed by the mesh too: a start solves on the axes reordered.
     std::string key = have.str() + need.str() + std::to_string(elem);
     for (int64_t n : shape)
       key += "x" + std::to_string(n);
+    for (int64_t n : mesh.axisSizes)
+      key += "m" + std::to_string(n);
     auto [it, inserted] = planCache.try_emplace(key);
     if (inserted)
       it->second = ::spmd::planRedistribute(mesh, shape, elem, have, need);
@@ -934,6 +988,10 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm,
   static const Cand none{};
   static const CommCostParams pick = ::spmd::deviceProfile("h100")->comm;
   int rank = mesh.rank();
+  auto on = [](const Node &n, int a) -> const Cand & {
+    return a < int(n.decided.size()) ? n.decided[a] : n.cands[n.chosen];
+  };
+  const Mesh &mesh = pricing();
   double total = 0;
   std::set<BucketKey> buckets;
   SmallVector<BucketKey> bucketed;
@@ -943,15 +1001,17 @@ double AutoSharder::decidedReshardCost(const CommCostParams &comm,
     const Node &u = nodes[values[vi].node];
     Layout have;
     for (int a = 0; a < rank; ++a)
-      have.placements.push_back(producedOn(vi, u.decided[a], a));
+      have.placements.push_back(producedOn(vi, on(u, a), a));
+    have = inRealOrder(std::move(have));
     double global = shapeBytes(values[vi].type, initialLocal[vi]);
     std::vector<Layout> made;
     for (int ei : es) {
       const Edge &e = edges[ei];
       Layout need;
       for (int a = 0; a < rank; ++a)
-        need.placements.push_back(needOf(
-            e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
+        need.placements.push_back(
+            needOf(e, e.consumer >= 0 ? on(nodes[e.consumer], a) : none, a));
+      need = inRealOrder(std::move(need));
       if (need == have || llvm::is_contained(made, need))
         continue;
       if (refill[vi] && refillable(need, vi)) {
@@ -1058,33 +1118,58 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
     return base;
   };
   int64_t k = mesh.axisSizes[axis];
+  // exactAxis(): a need is the whole layout (the other axes as decided),
+  // priced along the planner's path as the estimate prices it.
+  bool exact = exactAxis(axis);
+  static const Cand none{};
+  SmallVector<BucketKey> bucketed;
 
   for (auto [vi, es] : llvm::enumerate(edgesOfValue)) {
     if (es.empty())
       continue;
     const Node &u = nodes[values[vi].node];
     bool uVar = u.cands.size() >= 2;
-    for (auto [s, cu] : llvm::enumerate(u.cands)) {
-      Placement have = producedOn(vi, cu, axis);
-      // Per needed placement: per user, the variables whose sum says it
-      // needs it; empty: it does whatever it takes (a fixed need).
-      std::map<int64_t,
-               std::pair<Placement, SmallVector<SmallVector<int, 4>, 2>>>
-          needs;
+    Layout rest; // the other axes' placements, the producer's
+    if (exact)
+      for (int a = 0; a < axis; ++a)
+        rest.placements.push_back(producedOn(vi, u.decided[a], a));
+    // The layouts users need on the other axes (per edge).
+    SmallVector<Layout> restOf;
+    if (exact)
       for (int ei : es) {
+        const Edge &e = edges[ei];
+        Layout l;
+        for (int a = 0; a < axis; ++a)
+          l.placements.push_back(needOf(
+              e, e.consumer >= 0 ? nodes[e.consumer].decided[a] : none, a));
+        restOf.push_back(std::move(l));
+      }
+    for (auto [s, cu] : llvm::enumerate(u.cands)) {
+      Layout have = rest;
+      have.placements.push_back(producedOn(vi, cu, axis));
+      // Per needed layout (one placement, or every axis's where exact):
+      // per user, the variables whose sum says it needs it; empty: it
+      // does whatever it takes (a fixed need).
+      using Key = SmallVector<int64_t, 4>;
+      std::map<Key, std::pair<Layout, SmallVector<SmallVector<int, 4>, 2>>>
+          needs;
+      for (auto [i, ei] : llvm::enumerate(es)) {
         const Edge &e = edges[ei];
         const Node *v = e.consumer >= 0 ? &nodes[e.consumer] : nullptr;
         bool vVar = v && v->cands.size() >= 2;
         const auto &vs = v ? v->cands : single;
-        std::map<int64_t, SmallVector<int, 4>> terms;
+        std::map<Key, SmallVector<int, 4>> terms;
         for (auto [t, cv] : llvm::enumerate(vs)) {
-          Placement need = needOf(e, cv, axis);
+          Layout need = exact ? restOf[i] : Layout{};
+          need.placements.push_back(needOf(e, cv, axis));
           if (need == have)
             continue;
+          Key key;
+          for (const Placement &p : need.placements)
+            key.push_back(placementKey(p));
           needs.try_emplace(
-              placementKey(need),
-              std::make_pair(need, SmallVector<SmallVector<int, 4>, 2>{}));
-          auto &term = terms[placementKey(need)];
+              key, std::make_pair(need, SmallVector<SmallVector<int, 4>, 2>{}));
+          auto &term = terms[key];
           if (vVar && uVar)
             term.push_back(edgeBlock(u, *v) + s * vs.size() + t);
           else if (vVar)
@@ -1095,13 +1180,31 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
       }
       for (auto &[key, entry] : needs) {
         auto &[need, users] = entry;
-        double refilled = refillTime(vi, need, axis);
-        double cost =
-            (refilled >= 0
-                 ? refilled
-                 : ::spmd::axisReshardCost(have, need, k, valueBytes(vi),
-                                           profile.comm, axis)) *
-            kScale;
+        double refilled = -1, moved = 0;
+        int shared = 0; // bucketed collectives
+        if (exact) {
+          if (refill[vi] && refillable(need, vi))
+            refilled =
+                fillTime(vi, ::spmd::maxLocalShape(pricing(), inRealOrder(need),
+                                                   {initialLocal[vi].begin(),
+                                                    initialLocal[vi].end()}));
+          else {
+            bucketed.clear();
+            moved = pathCost(vi, inRealOrder(have), inRealOrder(need),
+                             profile.comm, bucketed);
+            shared = bucketed.size();
+          }
+        } else {
+          refilled = refillTime(vi, need.placements[0], axis);
+          if (refilled < 0) {
+            moved =
+                ::spmd::axisReshardCost(have.placements[0], need.placements[0],
+                                        k, valueBytes(vi), profile.comm, axis);
+            shared =
+                bucketOf(vi, have.placements[0], need.placements[0]) ? 1 : 0;
+          }
+        }
+        double cost = (refilled >= 0 ? refilled : moved) * kScale;
         if (cost <= 0)
           continue;
         double own = refilled >= 0 ? 0 : cost; // no communication
@@ -1111,8 +1214,8 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
         // latency, with a binary per bucket bounded by its members, made
         // the model 5-10x slower to solve; the estimate counts one per
         // bucket, chosenReshardCost().)
-        if (!bucketLatency && refilled < 0 && bucketOf(vi, have, need))
-          cost -= profile.comm.alpha * kScale;
+        if (!bucketLatency && refilled < 0)
+          cost -= profile.comm.alpha * kScale * shared;
         if (cost <= 0 && !comm)
           continue;
         // The indicator that the producer takes s and some user needs
@@ -1188,9 +1291,18 @@ double AutoSharder::fillTime(int value, ArrayRef<int64_t> local) const {
   return profile.computeTime(work.flops * share, work.bytes * share, work.bits);
 }
 
+double AutoSharder::chosenComm(int axis) const {
+  return exactAxis(axis) ? decidedReshardCost(profile.comm)
+                         : chosenReshardCost(axis, profile.comm);
+}
+
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
   double refills = 0;
   double cost = chosenReshardCost(axis, profile.comm, buckets, &refills);
+  if (exactAxis(axis)) {
+    refills = 0;
+    cost = decidedReshardCost(profile.comm, &refills);
+  }
   cost += refills;
   for (const Node &n : nodes)
     cost += nodeCost(n, n.cands[n.chosen], axis);
@@ -1227,6 +1339,7 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
     return false;
   Solved &best =
       skipCharged || chosenAxisCost(axis) > costFree ? free : charged;
+  best.exact = exactAxis(axis);
   for (auto [ni, n] : llvm::enumerate(nodes))
     n.chosen = best.chosen[ni];
   peakOut = best.peak;
@@ -1387,7 +1500,7 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
   IlpModel &ilp = s.ilp;
   const std::vector<double> time = ilp.objective();
   double fastest = chosenAxisCost(axis);
-  double before = chosenReshardCost(axis, profile.comm);
+  double before = chosenComm(axis);
   SmallVector<int> best(s.chosen);
   double bestComm = before, bestPeak = peakOut;
   seconds = std::min(seconds, timeLimit);
@@ -1414,7 +1527,7 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
       n.chosen = refined[ni];
     }
     double peak = planPeak(axis, refined);
-    double comm = chosenReshardCost(axis, profile.comm);
+    double comm = chosenComm(axis);
     if ((budget <= 0 || peak <= budget * (1 + 1e-9) + 1) &&
         chosenAxisCost(axis) <= fastest * (1 + commSlack) &&
         comm < bestComm * (1 - 1e-6)) {
@@ -1844,7 +1957,7 @@ bool AutoSharder::permutable() const {
   return true;
 }
 
-std::optional<int> AutoSharder::otherStarts() {
+bool AutoSharder::otherStarts() {
   // Axes solved one at a time price each axis's collectives apart: on a
   // 2-D mesh they miss a plan that shards everything over both axes as one
   // (FSDP over all devices gathers each bucket once, over both axes), which
@@ -1853,12 +1966,12 @@ std::optional<int> AutoSharder::otherStarts() {
   // matters.
   Mesh real = mesh;
   int rank = real.rank();
-  std::optional<int> exact;
+  bool kept = false;
   if (tryStart(Mesh{{"all"}, {real.numDevices()}}, SmallVector<int>(rank, 0),
                llvm::formatv("the mesh as one axis of {0} devices",
                              real.numDevices())
                    .str()))
-    exact = -1;
+    kept = true;
   Mesh reversed{{real.axisNames.rbegin(), real.axisNames.rend()},
                 {real.axisSizes.rbegin(), real.axisSizes.rend()}};
   SmallVector<int> fromAxis;
@@ -1867,8 +1980,8 @@ std::optional<int> AutoSharder::otherStarts() {
   if (tryStart(reversed, fromAxis,
                "the axes solved in reverse order (" +
                    llvm::join(reversed.axisNames, ", ") + ")"))
-    exact = 0;
-  return exact;
+    kept = true;
+  return kept;
 }
 
 void AutoSharder::descend(int exact) {
@@ -1968,6 +2081,7 @@ bool AutoSharder::layOut(const Mesh &real, ArrayRef<int> fromAxis) {
   for (const Node &n : nodes)
     solved.push_back(n.decided);
   mesh = real;
+  toReal.clear();
   reset();
   for (int axis = 0; axis < mesh.rank(); ++axis) {
     if (!pick(axis, solved, fromAxis[axis]))
@@ -2007,6 +2121,9 @@ bool AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
   solverNote.clear();
   Mesh real = mesh;
   mesh = solveMesh;
+  priceOn(real, fromAxis);
+  exactNow = !keep.empty();
+  auto priceAgain = llvm::make_scope_exit([&] { exactNow = true; });
   reset();
   bool ok = true;
   for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
@@ -2052,6 +2169,7 @@ bool AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
     searchNotes.push_back(llvm::formatv(
         "{0}: no plan on the mesh, not kept ({1:f1} s)", what, took()));
   mesh = real;
+  toReal.clear();
   restore(first);
   return false;
 }
@@ -2068,6 +2186,9 @@ void AutoSharder::refineKept() {
   Snapshot first = save();
   Mesh real = mesh;
   mesh = p.mesh;
+  priceOn(real, p.fromAxis);
+  exactNow = p.solved.exact;
+  auto priceAgain = llvm::make_scope_exit([&] { exactNow = true; });
   reset();
   int lastAxis = mesh.rank() - 1;
   bool ok = true;
@@ -2094,6 +2215,7 @@ void AutoSharder::refineKept() {
     return;
   }
   mesh = real;
+  toReal.clear();
   restore(first);
 }
 
@@ -2161,8 +2283,8 @@ LogicalResult AutoSharder::run(llvm::raw_ostream *report) {
     }
     // Descent from it, then the other starts (and descent from one kept).
     descend(mesh.rank() - 1);
-    if (std::optional<int> exact = otherStarts())
-      descend(*exact);
+    if (otherStarts())
+      descend(-1);
     refineKept();
   }
   double seconds =
@@ -2257,7 +2379,7 @@ struct SPMDAutoShardPass
       }
       AutoSharder sharder(fn, ref, meshOp.toMesh(), *profile, *budget,
                           timeLimit, commSlack, searchTime, pinActivations,
-                          tieRounds);
+                          tieRounds, exactLastAxis);
       if (failed(sharder.run(os)))
         return signalPassFailure();
     }

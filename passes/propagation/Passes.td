@@ -137,6 +137,10 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
            "seconds after the pass began in which the search beyond the "
            "first plan (other starts, axes solved again) may begin a step; "
            "0: the first plan only">,
+    Option<"exactLastAxis", "exact-last-axis", "bool", /*default=*/"true",
+           "price the mesh axis solved last (every other axis decided) by "
+           "each reshard's whole layout change along the redistribute "
+           "planner's path, as the estimate does, instead of per axis">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "write the chosen plan to this file (- for stderr)">,
     Option<"commSlack", "comm-slack", "double", /*default=*/"0.005",
