@@ -339,7 +339,7 @@ private:
     std::vector<double> comm; // the communication-only objective
     SmallVector<int> chosen;
     double peak = 0;
-    double seconds = 0; // in the solver
+    double seconds = 0;       // in the solver
     double refineSeconds = 0; // refine()'s budget
     SmallVector<int> vars;    // per node, its first variable (Node::var)
     bool exact = false;       // priced in full (exactAxis())
@@ -1297,11 +1297,13 @@ double AutoSharder::chosenComm(int axis) const {
 }
 
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
-  double refills = 0;
-  double cost = chosenReshardCost(axis, profile.comm, buckets, &refills);
+  double refills = 0, cost = 0;
   if (exactAxis(axis)) {
-    refills = 0;
     cost = decidedReshardCost(profile.comm, &refills);
+    if (buckets) // only their number
+      chosenReshardCost(axis, profile.comm, buckets);
+  } else {
+    cost = chosenReshardCost(axis, profile.comm, buckets, &refills);
   }
   cost += refills;
   for (const Node &n : nodes)
