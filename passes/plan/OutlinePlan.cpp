@@ -35,14 +35,18 @@ struct GemmForm {
 /// without copies (spmd-fold-reshapes turns `linear` on a [b, t, d]
 /// activation into a contraction with m = (b, t); attention's grouped heads
 /// give several batch loops); see matchGemmLoops.
-std::optional<GemmForm> matchGemm(linalg::LinalgOp op) {
+/// With `stridedInputs`, A and B may be strided views (which the caller
+/// copies into buffers of their own first).
+std::optional<GemmForm> matchGemm(linalg::LinalgOp op,
+                                  bool stridedInputs = false) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
   Type elem;
-  for (Value v : op->getOperands()) {
-    auto t = dyn_cast<MemRefType>(v.getType());
-    if (!t || !t.getLayout().isIdentity())
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto t = dyn_cast<MemRefType>(operand.get().getType());
+    if (!t || (!t.getLayout().isIdentity() &&
+               !(stridedInputs && operand.getOperandNumber() < 2)))
       return std::nullopt;
     if (elem && t.getElementType() != elem)
       return std::nullopt;
@@ -327,6 +331,32 @@ FailureOr<Value> plainBufferFor(IRRewriter &rewriter, Operation *anchor,
       MemRefType::get(type.getShape(), type.getElementType()), sizes));
 }
 
+/// A contraction that is a GEMM but for a strided input (a member of a
+/// bucketed all_gather's result: its rank-major chunks interleave the
+/// members) reads a copy of that input into a buffer of its own: the copy
+/// costs one pass over the operand where a kernel running the contraction's
+/// loops runs 10-100x slower than BLAS (the cost model prices it a GEMM).
+LogicalResult materializeGemmViews(Block &body, IRRewriter &rewriter) {
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+    if (!linalgOp || matchGemm(linalgOp) ||
+        !matchGemm(linalgOp, /*stridedInputs=*/true))
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value v = op.getOperand(i);
+      if (cast<MemRefType>(v.getType()).getLayout().isIdentity())
+        continue;
+      rewriter.setInsertionPoint(&op);
+      FailureOr<Value> buffer = plainBufferFor(rewriter, &op, v, "multiplies");
+      if (failed(buffer))
+        return failure();
+      linalg::CopyOp::create(rewriter, op.getLoc(), v, *buffer);
+      op.setOperand(i, *buffer);
+    }
+  }
+  return success();
+}
+
 /// Steps read and write whole contiguous buffers: a view operand of a
 /// collective (or of the local partial_from_replicated) is copied into a
 /// buffer of its own before the step (its input) or copied back after it
@@ -407,6 +437,8 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     Block &body = func.getBody().front();
     IRRewriter rewriter(func.getContext());
     int kernelCount = 0;
+    if (failed(materializeGemmViews(body, rewriter)))
+      return failure();
     // A zero fill of C right before a GEMM becomes beta = 0 (overwrite C).
     DenseMap<Operation *, int64_t> betas;
     for (Operation &op : llvm::make_early_inc_range(body)) {

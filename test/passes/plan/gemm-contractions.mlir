@@ -3,6 +3,7 @@
 // RUN: spmd-run %s --entry heads --seed 2 --check | FileCheck %s --check-prefix=EXEC
 // RUN: spmd-run %s --entry scores --seed 3 --check | FileCheck %s --check-prefix=EXEC
 // RUN: spmd-run %s --entry strided --seed 4 --check | FileCheck %s --check-prefix=EXEC
+// RUN: spmd-run %s --entry member --seed 5 --check | FileCheck %s --check-prefix=EXEC
 // EXEC: check passed
 
 // Contractions written as linalg.generic (what spmd-fold-reshapes makes of
@@ -98,4 +99,33 @@ func.func @strided(%a: tensor<8x2x16xf32>, %b: tensor<2x16x8xf32>) -> tensor<2x8
     linalg.yield %s : f32
   } -> tensor<2x8x8xf32>
   return %y : tensor<2x8x8xf32>
+}
+
+// A weight read as a strided view (a member of a bucketed all_gather's
+// rank-major result): its k = (h, d) run does not collapse in place, so it
+// is copied into a buffer of its own and the contraction stays a GEMM.
+#ma = affine_map<(b, s, n, h, d) -> (b, s, h, d)>
+#mw = affine_map<(b, s, n, h, d) -> (h, d, n)>
+#mc = affine_map<(b, s, n, h, d) -> (b, s, n)>
+// CHECK-LABEL: func.func @member(
+// CHECK: spmd.plan_kernel @[[K:[a-z_0-9]+]](%arg1, %[[COPY:.*]]) :
+// CHECK: %[[B:.*]] = memref.collapse_shape %[[COPY]] {{\[}}[0, 1], [2]] : memref<4x4x8xf32> into memref<16x8xf32>
+// CHECK: spmd.plan_gemm %{{.*}}, %[[B]], %{{.*}} beta 0
+// CHECK: func.func @[[K]](
+// CHECK: memref.subview %arg0[0, 32] [4, 32] [1, 1]
+// CHECK: linalg.copy
+func.func @member(%x: tensor<2x3x4x4xf32>, %big: tensor<4x96xf32>) -> tensor<2x3x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %slice = tensor.extract_slice %big[0, 32] [4, 32] [1, 1] : tensor<4x96xf32> to tensor<4x32xf32>
+  %w = tensor.expand_shape %slice [[0], [1, 2]] output_shape [4, 4, 8] : tensor<4x32xf32> into tensor<4x4x8xf32>
+  %e = tensor.empty() : tensor<2x3x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  %y = linalg.generic {indexing_maps = [#ma, #mw, #mc], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : tensor<2x3x4x4xf32>, tensor<4x4x8xf32>) outs(%z : tensor<2x3x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x8xf32>
+  return %y : tensor<2x3x8xf32>
 }
