@@ -109,9 +109,13 @@ std::optional<DeviceProfile> spmd::deviceProfile(std::string_view name) {
   // L3, a host interconnect. The cpu cache tier is fitted to simulated
   // ranks (bench/autoshard/fit_cpu.py): elementwise kernels on activations
   // ran 2-4x faster than 10 GB/s, Adam on replicated weights about at it.
+  // Its 100 us per collective is what one costs between computations
+  // (bench/autoshard/calibrate_cpu.py --between: 40-180 us on 4-8
+  // simulated ranks, where a chain of bare collectives costs ~12 us; an MPI
+  // all_reduce of a few bytes ~385 us).
   static const Known known[] = {
       {"h100", 67e12, 989e12, 3.35e12, 0, 0, 10e-6, 370e9},
-      {"cpu", 50e9, 50e9, 10e9, 6.0 * (1 << 20), 25e9, 5e-6, 5e9},
+      {"cpu", 50e9, 50e9, 10e9, 6.0 * (1 << 20), 25e9, 100e-6, 5e9},
   };
   for (const Known &k : known) {
     if (k.name != name)

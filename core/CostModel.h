@@ -106,7 +106,7 @@ struct DeviceProfile {
 /// bf16, 3.35 TB/s HBM, NVLink at ~370 GB/s bus bandwidth per GPU for NCCL
 /// rings, 10 us per collective) and "cpu" (a few x86 cores with simulated
 /// ranks: ~50 GFLOP/s; an op's first 6 MiB at 25 GB/s from cache, the rest
-/// at 10 GB/s from DRAM; in-process collectives at ~5 GB/s, 5 us each).
+/// at 10 GB/s from DRAM; collectives at ~5 GB/s, 100 us each).
 /// Nullopt for another name.
 std::optional<DeviceProfile> deviceProfile(std::string_view name);
 

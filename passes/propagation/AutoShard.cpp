@@ -2339,6 +2339,14 @@ struct SPMDAutoShardPass
       return bad("comm-slack must be a fraction >= 0", commSlack);
     if (!(searchTime >= 0))
       return bad("search-time must be seconds >= 0", searchTime);
+    if (std::isnan(collectiveLatency))
+      return bad("collective-latency must be microseconds", collectiveLatency);
+    if (collectiveLatency >= 0) {
+      profile->comm.alpha = collectiveLatency * 1e-6;
+      profile->name += llvm::formatv(" ({0} us per collective)",
+                                     collectiveLatency.getValue())
+                           .str();
+    }
     ::spmd::MeshOp meshOp;
     for (auto m : module.getOps<::spmd::MeshOp>())
       if (mesh.empty() || m.getSymName() == mesh) {

@@ -131,6 +131,11 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
            "bytes per device (4096, 64MiB, 1.5GB; empty: no limit)">,
     Option<"device", "device", "std::string", /*default=*/"\"h100\"",
            "device profile of the cost model (h100, cpu)">,
+    Option<"collectiveLatency", "collective-latency", "double",
+           /*default=*/"-1",
+           "microseconds one collective costs besides its bytes, in place "
+           "of the device profile's (a calibrated interconnect; negative: "
+           "the profile's)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"20.0",
            "seconds the solver may take per mesh axis">,
     Option<"searchTime", "search-time", "double", /*default=*/"15.0",

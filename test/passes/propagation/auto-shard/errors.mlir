@@ -5,6 +5,7 @@
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh comm-slack=-0.1" 2>&1 | FileCheck %s --check-prefix=SLACK
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh time-limit=0" 2>&1 | FileCheck %s --check-prefix=LIMIT
 // RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh search-time=-1" 2>&1 | FileCheck %s --check-prefix=SEARCH
+// RUN: not spmd-opt %s --split-input-file --spmd-auto-shard="mesh=mesh collective-latency=nan" 2>&1 | FileCheck %s --check-prefix=LATENCY
 
 // What spmd-auto-shard rejects, each with the reason.
 
@@ -14,6 +15,7 @@
 // SLACK: spmd-auto-shard: comm-slack must be a fraction >= 0, got -0.1
 // LIMIT: spmd-auto-shard: time-limit must be positive seconds, got 0
 // SEARCH: spmd-auto-shard: search-time must be seconds >= 0, got -1
+// LATENCY: spmd-auto-shard: collective-latency must be microseconds, got nan
 
 spmd.mesh @mesh ["tp"=4]
 

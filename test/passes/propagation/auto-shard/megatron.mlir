@@ -1,6 +1,8 @@
 // RUN: spmd-opt %s --spmd-auto-shard=report=%t.report | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REPORT < %t.report
 // RUN: spmd-opt %s --spmd-auto-shard --spmd-partition-pipeline | FileCheck %s --check-prefix=PART
+// RUN: spmd-opt %s --spmd-auto-shard="collective-latency=1000000 report=%t.slow" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SLOW < %t.slow
 
 // An MLP forward on 2 rows, whose first weight is updated (its next value
 // is returned, `spmd.updates`): the search finds Megatron's plan, the first
@@ -27,6 +29,15 @@ spmd.mesh @mesh ["tp"=4]
 // REPORT-NEXT: arg1 tensor<4096x16384xf32> [S(1)]  chosen, tp: Rowwise
 // REPORT-NEXT: arg2 tensor<16384xf32> [S(0)]  chosen, input
 // REPORT-NEXT: arg3 tensor<16384x4096xf32> [S(0)]  chosen, input
+
+// With a collective costing a second (collective-latency, in us, in place
+// of the profile's 10 us), no plan that communicates pays: all replicated.
+// SLOW: spmd-auto-shard plan for @mlp on mesh @mesh [tp=4], device h100 (1000000.00 us per collective)
+// SLOW-NEXT: arg0 tensor<2x4096xf32> [R]  given, input
+// SLOW-NEXT: arg1 tensor<4096x16384xf32> [R]  chosen, tp: Replicate
+// SLOW-NEXT: arg2 tensor<16384xf32> [R]  chosen, input
+// SLOW-NEXT: arg3 tensor<16384x4096xf32> [R]  chosen, input
+// SLOW-NEXT: communication 0.000 ms (0 B per rank)
 
 // PART-COUNT-1: spmd.all_reduce
 // PART-NOT: spmd.all_reduce
