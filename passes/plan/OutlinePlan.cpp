@@ -336,25 +336,29 @@ FailureOr<Value> plainBufferFor(IRRewriter &rewriter, Operation *anchor,
 /// members) reads a copy of that input into a buffer of its own: the copy
 /// costs one pass over the operand where a kernel running the contraction's
 /// loops runs 10-100x slower than BLAS (the cost model prices it a GEMM).
-LogicalResult materializeGemmViews(Block &body, IRRewriter &rewriter) {
+/// Views of rank-dependent size (an uneven shard) stay kernels.
+void materializeGemmViews(Block &body, IRRewriter &rewriter) {
   for (Operation &op : llvm::make_early_inc_range(body)) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
     if (!linalgOp || matchGemm(linalgOp) ||
-        !matchGemm(linalgOp, /*stridedInputs=*/true))
+        !matchGemm(linalgOp, /*stridedInputs=*/true) ||
+        !llvm::all_of(op.getOperands().take_front(2), [](Value v) {
+          return cast<MemRefType>(v.getType()).hasStaticShape();
+        }))
       continue;
     for (unsigned i = 0; i < 2; ++i) {
       Value v = op.getOperand(i);
-      if (cast<MemRefType>(v.getType()).getLayout().isIdentity())
+      auto type = cast<MemRefType>(v.getType());
+      if (type.getLayout().isIdentity())
         continue;
       rewriter.setInsertionPoint(&op);
-      FailureOr<Value> buffer = plainBufferFor(rewriter, &op, v, "multiplies");
-      if (failed(buffer))
-        return failure();
-      linalg::CopyOp::create(rewriter, op.getLoc(), v, *buffer);
-      op.setOperand(i, *buffer);
+      Value buffer = memref::AllocOp::create(
+          rewriter, op.getLoc(),
+          MemRefType::get(type.getShape(), type.getElementType()));
+      linalg::CopyOp::create(rewriter, op.getLoc(), v, buffer);
+      op.setOperand(i, buffer);
     }
   }
-  return success();
 }
 
 /// Steps read and write whole contiguous buffers: a view operand of a
@@ -437,8 +441,7 @@ struct OutlinePlanPass : spmd::impl::SPMDOutlinePlanBase<OutlinePlanPass> {
     Block &body = func.getBody().front();
     IRRewriter rewriter(func.getContext());
     int kernelCount = 0;
-    if (failed(materializeGemmViews(body, rewriter)))
-      return failure();
+    materializeGemmViews(body, rewriter);
     // A zero fill of C right before a GEMM becomes beta = 0 (overwrite C).
     DenseMap<Operation *, int64_t> betas;
     for (Operation &op : llvm::make_early_inc_range(body)) {
