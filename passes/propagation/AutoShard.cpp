@@ -1654,16 +1654,16 @@ void AutoSharder::greedy(int axis) {
 }
 
 void AutoSharder::commit(int axis) {
-  for (Node &n : nodes)
-    if (axis + 1 == mesh.rank()) {
-      double t = nodeCost(n, n.cands[n.chosen], axis);
+  if (axis + 1 == mesh.rank())
+    for (Node &n : nodes) {
+      if (!n.op || !n.rule)
+        continue;
+      double w = nodeShare(n, n.cands[n.chosen], axis);
+      double flops = n.work.flops * w, bytes = n.work.bytes * w;
+      double t = profile.computeTime(flops, bytes, n.work.bits);
       computeSeconds += t;
-      if (n.op && n.rule) {
-        double w = nodeShare(n, n.cands[n.chosen], axis);
-        if (profile.memoryTime(n.work.bytes * w) >
-            profile.flopTime(n.work.flops * w, n.work.bits))
-          memoryBoundSeconds += t;
-      }
+      if (profile.memoryTime(bytes) > profile.flopTime(flops, n.work.bits))
+        memoryBoundSeconds += t;
     }
   int64_t k = mesh.axisSizes[axis];
   for (auto [vi, v] : llvm::enumerate(values)) {
