@@ -105,6 +105,17 @@ constexpr double kNegligible = 1e-3;
 /// At most this many axes solved again by descend() (each one MILP).
 constexpr int kDescentSteps = 4;
 
+/// Costs a reshard's bytes sent per rank instead of its time.
+const CommCostParams &bytesOnly() {
+  static const CommCostParams params = [] {
+    CommCostParams p;
+    p.alpha = 0;
+    p.beta = 1;
+    return p;
+  }();
+  return params;
+}
+
 /// Parses "64MiB", "1.5GB", "4096" into bytes; nullopt if malformed.
 std::optional<double> parseBytes(StringRef text) {
   text = text.trim();
@@ -241,10 +252,12 @@ private:
                   const CommCostParams &comm) const;
   /// Adds the reshard costs of axis `axis` to the objective (solveAxis).
   /// `bucketLatency`: bucketed reshards pay their latency each (else none).
-  /// `comm`, if given, gets the same costs, every reshard paying its
-  /// latency, per variable: the communication-only objective.
+  /// `comm`, if given, gets the same costs per variable, every reshard
+  /// paying its latency, and `sent` the bytes they send as seconds at the
+  /// profile's bandwidth: the objectives refine() weights.
   void addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
-                       std::vector<double> *comm = nullptr);
+                       std::vector<double> *comm = nullptr,
+                       std::vector<double> *sent = nullptr);
   /// The reshards the chosen candidates make on `axis` (time under
   /// `comm`): one per value and needed placement, at the value's size after
   /// the axes before `axis`.
@@ -309,9 +322,18 @@ private:
     for (auto [r, a] : llvm::enumerate(fromAxis))
       toReal[a] = r;
   }
-  /// The reshard time of the candidates chosen on `axis`, as the estimate
-  /// counts it where exactAxis().
-  double chosenComm(int axis) const;
+  /// The reshard time of the candidates chosen on `axis` under `comm`
+  /// (bytesOnly(): the bytes per rank they send), as the estimate counts
+  /// it where exactAxis().
+  double chosenComm(int axis, const CommCostParams &comm) const;
+  /// Does communication of `bytes` and `seconds` take less than `than`'s:
+  /// fewer bytes, or as many in less time?
+  static bool lessComm(double bytes, double seconds,
+                       std::pair<double, double> than) {
+    return bytes < than.first * (1 - 1e-6) ||
+           (bytes <= than.first * (1 + 1e-6) &&
+            seconds < than.second * (1 - 1e-6));
+  }
   /// A fill of an empty tensor is not resharded: spmd-propagate fills
   /// another empty in the placement a user needs. The time of that fill on
   /// axis `axis` (the other axes as decided), or -1 where it cannot (a
@@ -335,8 +357,8 @@ private:
   /// A solved model of one axis, kept for refine().
   struct Solved {
     IlpModel ilp;
-    IlpModel::Result result;  // empty: the greedy fallback chose
-    std::vector<double> comm; // the communication-only objective
+    IlpModel::Result result;        // empty: the greedy fallback chose
+    std::vector<double> comm, sent; // see addReshardCosts()
     SmallVector<int> chosen;
     double peak = 0;
     double seconds = 0;       // in the solver
@@ -1081,7 +1103,8 @@ double AutoSharder::chosenReshardCost(int axis, const CommCostParams &comm,
 }
 
 void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
-                                  std::vector<double> *comm) {
+                                  std::vector<double> *comm,
+                                  std::vector<double> *sent) {
   // Partitioning makes one reshard per value and needed placement, shared
   // by every user that needs it (one constrain), so a value pays each
   // placement once, whatever the number of its users: with producer
@@ -1181,7 +1204,7 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
       }
       for (auto &[key, entry] : needs) {
         auto &[need, users] = entry;
-        double refilled = -1, moved = 0;
+        double refilled = -1, moved = 0, sentBytes = 0;
         int shared = 0; // bucketed collectives
         if (exact) {
           if (refill[vi] && refillable(need, vi))
@@ -1194,6 +1217,10 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
             moved = pathCost(vi, inRealOrder(have), inRealOrder(need),
                              profile.comm, bucketed);
             shared = bucketed.size();
+            SmallVector<BucketKey> same; // as `bucketed`
+            if (sent)
+              sentBytes = pathCost(vi, inRealOrder(have), inRealOrder(need),
+                                   bytesOnly(), same);
           }
         } else {
           refilled = refillTime(vi, need.placements[0], axis);
@@ -1203,12 +1230,17 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
                                         k, valueBytes(vi), profile.comm, axis);
             shared =
                 bucketOf(vi, have.placements[0], need.placements[0]) ? 1 : 0;
+            if (sent)
+              sentBytes = ::spmd::axisReshardCost(
+                  have.placements[0], need.placements[0], k, valueBytes(vi),
+                  bytesOnly(), axis);
           }
         }
         double cost = (refilled >= 0 ? refilled : moved) * kScale;
         if (cost <= 0)
           continue;
         double own = refilled >= 0 ? 0 : cost; // no communication
+        double bytes = sentBytes * profile.comm.beta * kScale;
         // A bucketed reshard shares its latency with the others of its
         // bucket: the solver charges it none, or (bucketLatency) its
         // own; solveAxis() keeps the better. (Charging each bucket one
@@ -1253,6 +1285,10 @@ void AutoSharder::addReshardCosts(IlpModel &ilp, int axis, bool bucketLatency,
           if (comm) {
             comm->resize(ilp.numVars(), 0.0);
             (*comm)[var] += own;
+          }
+          if (sent) {
+            sent->resize(ilp.numVars(), 0.0);
+            (*sent)[var] += bytes;
           }
         }
       }
@@ -1301,9 +1337,9 @@ double AutoSharder::fillTime(int value, ArrayRef<int64_t> local) const {
   return profile.computeTime(work.flops * share, work.bytes * share, work.bits);
 }
 
-double AutoSharder::chosenComm(int axis) const {
-  return exactAxis(axis) ? decidedReshardCost(profile.comm)
-                         : chosenReshardCost(axis, profile.comm);
+double AutoSharder::chosenComm(int axis, const CommCostParams &comm) const {
+  return exactAxis(axis) ? decidedReshardCost(comm)
+                         : chosenReshardCost(axis, comm);
 }
 
 double AutoSharder::chosenAxisCost(int axis, int *buckets) const {
@@ -1357,11 +1393,11 @@ bool AutoSharder::solveAxis(int axis, bool minPeak, double &peakOut) {
   peakOut = best.peak;
   // The last axis only: a refined earlier axis changes the later axes'
   // models (the 32-layer GPT's second axis of 2x4 then ran into the time
-  // limit, 60 s in all instead of 18). Within half the time the first
-  // solves took, at least 2 s (the 4-layer Llama's refinement needs ~1 s)
-  // and at most a quarter of the limit.
-  best.refineSeconds = std::min(
-      0.25 * timeLimit, std::max(2.0, 0.5 * (free.seconds + charged.seconds)));
+  // limit, 60 s in all instead of 18). Within the time the first
+  // solves took, at least 4 s (the 4-layer Llama's refinement on 2x2
+  // needs ~2.5 s) and at most a quarter of the limit.
+  best.refineSeconds =
+      std::min(0.25 * timeLimit, std::max(4.0, free.seconds + charged.seconds));
   if (axis != mesh.rank() - 1)
     return true;
   if (deferRefine)
@@ -1411,10 +1447,11 @@ bool AutoSharder::solveAxisOnce(int axis, bool minPeak, bool bucketLatency,
       one.push_back({ilp.addVar(cost(n, c), 0, 1, true), 1.0});
     ilp.addRow(one, 1, 1);
   }
-  // The communication-only objective, for refine() (the last axis only).
+  // The communication objectives, for refine() (the last axis only).
   bool refinable = commSlack > 0 && axis == mesh.rank() - 1;
   if (!minPeak)
-    addReshardCosts(ilp, axis, bucketLatency, refinable ? &out.comm : nullptr);
+    addReshardCosts(ilp, axis, bucketLatency, refinable ? &out.comm : nullptr,
+                    refinable ? &out.sent : nullptr);
   int peakVar = -1;
   if (minPeak)
     peakVar = ilp.addVar(1.0, 0, kInf, false);
@@ -1502,26 +1539,36 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
   // The estimate's error is larger than the differences between many
   // plans (the roofline values splitting elementwise work above the
   // reshards it costs, which simulated ranks do not bear out): of the
-  // plans within the slack of the fastest, prefer one that communicates
-  // less (fewer bytes and collectives). Found by weighting communication
-  // up in the same model (each solve as easy as the first; minimizing
-  // communication under a row bounding the time was 5-10x slower on the
-  // 2x2 GPT and found nothing in a bounded time), heavier first.
+  // plans within the slack of the fastest, prefer one that sends fewer
+  // bytes (or as many in less time): bytes do not depend on the
+  // profile's latency, its least certain figure (weighting the time
+  // instead kept fewer, larger collectives: the 2x2 Llama's plan sent
+  // 3.5% more than FSDP x TP+SP). Found by weighting communication up in the
+  // same model (each solve as easy as the first; minimizing communication under
+  // a row bounding the time was 5-10x slower on the 2x2 GPT and found nothing
+  // in a bounded time), heavier first.
   if (commSlack <= 0 || s.result.values.empty() || s.comm.empty())
     return;
   IlpModel &ilp = s.ilp;
   const std::vector<double> time = ilp.objective();
   double fastest = chosenAxisCost(axis);
-  double before = chosenComm(axis);
+  std::pair<double, double> before = {chosenComm(axis, bytesOnly()),
+                                      chosenComm(axis, profile.comm)};
   SmallVector<int> best(s.chosen);
-  double bestComm = before, bestPeak = peakOut;
+  std::pair<double, double> bestComm = before;
+  double bestPeak = peakOut;
   seconds = std::min(seconds, timeLimit);
   auto begin = std::chrono::steady_clock::now();
-  for (double weight : {1.0, 0.25}) {
+  // (The 2x2 Llama: bytes added once found nothing; four times over, a
+  // plan sending 6% fewer. The time-weighted tries find a plan without a
+  // latency-bound reshard, whose bytes barely weigh.)
+  const std::pair<const std::vector<double> *, double> tries[] = {
+      {&s.sent, 4.0}, {&s.sent, 1.0}, {&s.comm, 1.0}, {&s.comm, 0.25}};
+  for (auto [extra, weight] : tries) {
     if (seconds <= 0.01)
       break;
     std::vector<double> objective = time;
-    for (auto [j, c] : llvm::enumerate(s.comm))
+    for (auto [j, c] : llvm::enumerate(*extra))
       objective[j] += weight * c;
     ilp.setObjective(std::move(objective));
     IlpModel::Result r = ilp.solve(seconds, s.result.values);
@@ -1539,12 +1586,13 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
       n.chosen = refined[ni];
     }
     double peak = planPeak(axis, refined);
-    double comm = chosenComm(axis);
+    double bytes = chosenComm(axis, bytesOnly());
+    double comm = chosenComm(axis, profile.comm);
     if ((budget <= 0 || peak <= budget * (1 + 1e-9) + 1) &&
         chosenAxisCost(axis) <= fastest * (1 + commSlack) &&
-        comm < bestComm * (1 - 1e-6)) {
+        lessComm(bytes, comm, bestComm)) {
       best = refined;
-      bestComm = comm;
+      bestComm = {bytes, comm};
       bestPeak = peak;
       break;
     }
@@ -1555,10 +1603,11 @@ void AutoSharder::refine(int axis, Solved &s, double seconds, double &peakOut) {
     return;
   refineNotes.push_back(llvm::formatv(
       "axis {0}: a plan communicating less within {1:P1} (comm-slack): "
-      "estimated {2:f3} ms ({3:f3} ms communication), the fastest {4:f3} ms "
-      "({5:f3} ms); found in {6:f2} s",
+      "estimated {2:f3} ms ({3}, {4:f3} ms communication), the fastest "
+      "{5:f3} ms ({6}, {7:f3} ms); found in {8:f2} s",
       mesh.axisNames[axis], commSlack, chosenAxisCost(axis) * 1e3,
-      bestComm * 1e3, fastest * 1e3, before * 1e3,
+      formatBytes(bestComm.first), bestComm.second * 1e3, fastest * 1e3,
+      formatBytes(before.first), before.second * 1e3,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count()));
   peakOut = bestPeak;
@@ -1686,12 +1735,9 @@ void AutoSharder::commit(int axis) {
   // The plan's communication as partitioning makes it (the first axis's
   // reshards, costed while solving it, did not know what later axes split,
   // nor that a change on several axes takes the planner's path).
-  CommCostParams bytesOnly;
-  bytesOnly.alpha = 0;
-  bytesOnly.beta = 1;
   double refills = 0;
   commSeconds = decidedReshardCost(profile.comm, &refills);
-  commBytes = decidedReshardCost(bytesOnly);
+  commBytes = decidedReshardCost(bytesOnly());
   computeSeconds += refills;
 }
 
@@ -2135,7 +2181,7 @@ bool AutoSharder::tryStart(const Mesh &solveMesh, ArrayRef<int> fromAxis,
   mesh = solveMesh;
   priceOn(real, fromAxis);
   exactNow = !keep.empty();
-  auto priceAgain = llvm::make_scope_exit([&] { exactNow = true; });
+  llvm::scope_exit priceAgain([&] { exactNow = true; });
   reset();
   bool ok = true;
   for (int axis = 0; ok && axis < mesh.rank(); ++axis) {
@@ -2190,7 +2236,7 @@ void AutoSharder::refineKept() {
   // The plan kept, from the model its last axis was solved in: of the plans
   // within comm-slack of it on that axis, one that communicates less
   // (refine()), kept if the whole plan's estimate is within the slack and
-  // its communication lower.
+  // it sends fewer bytes (or as many in less time).
   if (!pending)
     return;
   Pending p = std::move(*pending);
@@ -2200,7 +2246,7 @@ void AutoSharder::refineKept() {
   mesh = p.mesh;
   priceOn(real, p.fromAxis);
   exactNow = p.solved.exact;
-  auto priceAgain = llvm::make_scope_exit([&] { exactNow = true; });
+  llvm::scope_exit priceAgain([&] { exactNow = true; });
   reset();
   int lastAxis = mesh.rank() - 1;
   bool ok = true;
@@ -2220,7 +2266,8 @@ void AutoSharder::refineKept() {
   SmallVector<std::string> notes(refineNotes);
   ok = ok && layOut(real, p.fromAxis);
   double before = first.comm + first.compute;
-  if (ok && !notes.empty() && commSeconds < first.comm * (1 - 1e-6) &&
+  if (ok && !notes.empty() &&
+      lessComm(commBytes, commSeconds, {first.bytes, first.comm}) &&
       commSeconds + computeSeconds <= before * (1 + commSlack) && fits()) {
     refineNotes = first.notes;
     refineNotes.append(notes);

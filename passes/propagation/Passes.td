@@ -150,8 +150,8 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
            "write the chosen plan to this file (- for stderr)">,
     Option<"commSlack", "comm-slack", "double", /*default=*/"0.005",
            "of the plans whose estimated step time is within this fraction "
-           "of the fastest, take the one that communicates least (0: the "
-           "fastest)">,
+           "of the fastest, take one that sends fewer bytes (or as many in "
+           "less time; 0: the fastest)">,
     Option<"tieRounds", "tie-rounds", "int", /*default=*/"6",
            "ops alike this many ops around them (the same op of every "
            "middle layer) share one choice; -1: none share">,
