@@ -153,16 +153,16 @@ void rewrite(const OneHot &m) {
     ubs.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
     steps.push_back(getValueOrCreateConstantIndexOp(b, loc, r.stride));
   }
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value offset = m.offset;
   if (offset && !offset.getType().isIndex())
-    offset = b.create<arith::IndexCastOp>(loc, b.getIndexType(), offset);
+    offset = arith::IndexCastOp::create(b, loc, b.getIndexType(), offset);
   SmallVector<Value> ivs(op.getNumLoops());
   std::function<void(OpBuilder &, size_t)> nest = [&](OpBuilder &b,
                                                       size_t level) {
     if (level < order.size()) {
       unsigned d = order[level];
-      auto loop = b.create<scf::ForOp>(loc, lbs[d], ubs[d], steps[d]);
+      auto loop = scf::ForOp::create(b, loc, lbs[d], ubs[d], steps[d]);
       ivs[d] = loop.getInductionVar();
       OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
       nest(inner, level + 1);
@@ -174,25 +174,25 @@ void rewrite(const OneHot &m) {
         out.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
       return out;
     };
-    Value id = b.create<memref::LoadOp>(loc, m.index->get(), indices(m.index));
-    Value r = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+    Value id = memref::LoadOp::create(b, loc, m.index->get(), indices(m.index));
+    Value r = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
     if (offset)
-      r = b.create<arith::SubIOp>(loc, r, offset);
+      r = arith::SubIOp::create(b, loc, r, offset);
     Value atLeast =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, r, zero);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, r, zero);
     Value below =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, r, ubs[m.dim]);
-    Value inRange = b.create<arith::AndIOp>(loc, atLeast, below);
-    auto guard = b.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, ubs[m.dim]);
+    Value inRange = arith::AndIOp::create(b, loc, atLeast, below);
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
     OpBuilder then = guard.getThenBodyBuilder();
     ivs[m.dim] = r;
     OpOperand *out = op.getDpsInitOperand(0);
     Value v =
-        then.create<memref::LoadOp>(loc, m.value->get(), indices(m.value));
+        memref::LoadOp::create(then, loc, m.value->get(), indices(m.value));
     SmallVector<Value> at = indices(out);
-    Value acc = then.create<memref::LoadOp>(loc, out->get(), at);
-    Value sum = then.create<arith::AddFOp>(loc, acc, v);
-    then.create<memref::StoreOp>(loc, sum, out->get(), at);
+    Value acc = memref::LoadOp::create(then, loc, out->get(), at);
+    Value sum = arith::AddFOp::create(then, loc, acc, v);
+    memref::StoreOp::create(then, loc, sum, out->get(), at);
   };
   nest(b, 0);
   op.erase();
