@@ -23,13 +23,9 @@ import run as bench  # noqa: E402  (run.py beside this file)
 
 
 def estimate(mlir, device, tmp):
-    _, _, text = bench.estimate(mlir, device, tmp)
-    m = re.search(r"estimated compute ([0-9.]+) ms \(([0-9.]+) ms memory-bound\), "
-                  r"communication ([0-9.]+) ms \(([0-9.]+) (\w+) per rank\)", text)
-    scale = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[m.group(5)]
-    compute, memory, comm = (float(m.group(i)) for i in (1, 2, 3))
-    return dict(gemm=compute - memory, kernel=memory, comm=comm,
-                mib=float(m.group(4)) * scale)
+    r = bench.parse_report(bench.estimate(mlir, device, tmp)[2])
+    return dict(gemm=r["compute"] - r["memory"], kernel=r["memory"],
+                comm=r["comm"], mib=r["mib"])
 
 
 def profile(mlir, steps):

@@ -88,6 +88,17 @@ def run(cmd, **kw):
     return r
 
 
+def parse_report(text):
+    """The figures of an spmd-auto-shard report: compute, memory-bound and
+    communication ms, MiB sent per rank, solve seconds."""
+    m = re.search(r"estimated compute ([0-9.]+) ms \(([0-9.]+) ms memory-bound\), "
+                  r"communication ([0-9.]+) ms \(([0-9.]+) (\w+) per rank\)", text)
+    scale = {"B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[m.group(5)]
+    return dict(compute=float(m.group(1)), memory=float(m.group(2)),
+                comm=float(m.group(3)), mib=float(m.group(4)) * scale,
+                solve=float(re.search(r"solved in ([0-9.]+) s", text).group(1)))
+
+
 def estimate(mlir, device, tmp):
     """spmd-auto-shard's estimate of a program as the partition pipeline
     lays it out (a hand plan's activations: spmd-propagate's choices)."""
@@ -97,10 +108,8 @@ def estimate(mlir, device, tmp):
             f"spmd-auto-shard{{device={device} report={report}}})")
     run([tool("spmd-opt"), mlir, f"--pass-pipeline={pipe}", "-o", os.devnull])
     text = open(report).read()
-    m = re.search(r"estimated compute ([0-9.]+) ms .*?, "
-                  r"communication ([0-9.]+) ms", text)
-    solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
-    return float(m.group(1)) + float(m.group(2)), solve, text
+    r = parse_report(text)
+    return r["compute"] + r["comm"], r["solve"], text
 
 
 def comm_bytes(mlir):
@@ -228,12 +237,10 @@ def main():
                     flags += ["--auto-options", a.auto_options]
                 t = export("GPT", cfg, mesh, flags, a.device, out, rep)
                 text = open(rep).read()
-                solve = float(re.search(r"solved in ([0-9.]+) s", text).group(1))
                 classes = re.search(r"(\d+) ops and arguments in (\d+) classes",
                                     text)
-                m = re.search(r"estimated compute ([0-9.]+) ms .*?, "
-                              r"communication ([0-9.]+) ms", text)
-                est = float(m.group(1)) + float(m.group(2))
+                r = parse_report(text)
+                solve, est = r["solve"], r["compute"] + r["comm"]
                 rows.append(dict(model=f"GPT-{a.deep}", mesh=mesh, plan="auto",
                                  solve_s=solve, est_ms=est))
                 print(f"| {mesh} | {t:.0f} | {solve:.2f} | "
