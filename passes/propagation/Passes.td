@@ -115,10 +115,13 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
     factor rules of rules/: a binary per op and candidate, edge variables
     tying producer and consumer choices) is solved by COIN-OR CBC within
     `time-limit` seconds; without a solution by then a deterministic greedy
-    choice stands in. On a mesh of several axes the mesh taken as one axis
-    of all its devices is solved too (every 1-D plan over all devices),
-    laid out alike on each axis, and the lower estimate is kept. The result: `spmd.layout` on the free arguments and
-    results, and on every op (`pin-activations`), which spmd-propagate
+    choice stands in. On a mesh of several axes the search also solves the
+    mesh taken as one axis of all its devices (every 1-D plan over all
+    devices, laid out alike on each axis) and the axes in reverse order,
+    improves each kept plan by coordinate descent (an axis solved again,
+    the others kept), and descends again from the plan `comm-slack`
+    refines; the lowest estimate is kept. The result: `spmd.layout` on the
+    free arguments and results, and on every op (`pin-activations`), which spmd-propagate
     completes. `report` writes the plan per argument in DTensor's terms
     (Colwise, Rowwise, FSDP Shard, Replicate) with the estimated compute,
     communication and peak memory.
@@ -138,7 +141,7 @@ def SPMDAutoShard : Pass<"spmd-auto-shard", "mlir::ModuleOp"> {
            "the profile's)">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"20.0",
            "seconds the solver may take per mesh axis">,
-    Option<"searchTime", "search-time", "double", /*default=*/"15.0",
+    Option<"searchTime", "search-time", "double", /*default=*/"25.0",
            "seconds after the pass began in which the search beyond the "
            "first plan (other starts, axes solved again) may begin a step; "
            "0: the first plan only">,
