@@ -169,6 +169,10 @@ def main():
                     help="more spmd-auto-shard options for the auto plan, "
                          "e.g. 'comm-slack=0'")
     ap.add_argument("--json")
+    ap.add_argument("--pytorch-check", action="store_true",
+                    help="export the auto plan with --check as well: its "
+                         "program against PyTorch (then spmd-run --check "
+                         "ties every rank to that program)")
     a = ap.parse_args()
     sizes = QUICK if a.quick else SIZES
     rows = []
@@ -186,10 +190,19 @@ def main():
                         continue
                     if name == "auto" and a.auto_options:
                         flags = flags + ["--auto-options", a.auto_options]
+                    pt = name == "auto" and a.pytorch_check
+                    if pt:
+                        flags = flags + ["--check", "--check-tolerance", "1e-3"]
                     out = os.path.join(tmp, f"p{pi}.mlir")
                     rep = os.path.join(tmp, "auto.txt")
-                    export(model, sizes[model], mesh_arg, flags, a.device,
-                           out, rep)
+                    try:
+                        export(model, sizes[model], mesh_arg, flags, a.device,
+                               out, rep)
+                    except RuntimeError as err:
+                        if not pt:
+                            raise
+                        print(f"| {name} | PyTorch check FAILED: {err} |")
+                        continue
                     est, solve, _ = estimate(out, a.device, tmp)
                     if name == "auto":
                         solve = float(re.search(r"solved in ([0-9.]+) s",
@@ -204,6 +217,8 @@ def main():
                                             "--atol", "1e-3", "--rtol", "1e-3"],
                                            capture_output=True, text=True)
                         ok = r.returncode == 0
+                    if pt and ok is not False:
+                        ok = "ok, = PyTorch" if ok else "= PyTorch"
                     done.append((name, out, est, solve, kib, ok))
                 # Step times in interleaved rounds, so that the machine's
                 # slow minutes fall on every plan alike; the median is kept.
@@ -218,7 +233,8 @@ def main():
                                      ms_rounds=times[name] or None,
                                      solve_s=solve if name == "auto" else None))
                     msr = "-" if ms is None else f"{ms:.{0 if ms >= 100 else 2}f}"
-                    chk = "-" if ok is None else ("ok" if ok else "FAILED")
+                    chk = ("-" if ok is None else ok if isinstance(ok, str)
+                           else "ok" if ok else "FAILED")
                     label = f"auto (solved in {solve:.1f} s)" if name == "auto" else name
                     print(f"| {label} | {est:.3f} | {kib:.0f} | {msr} | {chk} |",
                           flush=True)
