@@ -205,8 +205,7 @@ def main():
                         continue
                     est, solve, _ = estimate(out, a.device, tmp)
                     if name == "auto":
-                        solve = float(re.search(r"solved in ([0-9.]+) s",
-                                                open(rep).read()).group(1))
+                        solve = parse_report(open(rep).read())["solve"]
                         # What comm-slack changed, printed under the table.
                         notes += [l.strip() for l in open(rep)
                                   if "comm-slack" in l]
